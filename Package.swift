@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+// The package is the architecture map:
+//   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcome classes,
+//                   index record codec, recovery planning. Imports no I/O (not even Foundation).
+//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, renameat, inotify, flock).
+//   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
+//   SpoolTransport  URLSession uploads and the wall clock.
+//   SpoolEngine     the daemon loop wiring core, store and transport together.
+//   ArgumentKit     our small command-line parser (no package dependencies allowed).
+//   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
+//   spoold          main.swift only.
+//   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "spoold",
+    products: [
+        .executable(name: "spoold", targets: ["spoold"]),
+        .executable(name: "spoold-receiver", targets: ["spoold-receiver"]),
+    ],
+    targets: [
+        .target(name: "SpoolCore", swiftSettings: swiftSettings),
+        .target(name: "SpoolSystem", swiftSettings: swiftSettings),
+        .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
+        .target(name: "SpoolTransport", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "SpoolEngine",
+            dependencies: ["SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport"],
+            swiftSettings: swiftSettings),
+        .target(name: "ArgumentKit", swiftSettings: swiftSettings),
+        .target(
+            name: "SpoolCLI",
+            dependencies: ["ArgumentKit", "SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "SpoolEngine"],
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "spoold", dependencies: ["SpoolCLI"], swiftSettings: swiftSettings),
+        .target(name: "UploadReceiver", swiftSettings: swiftSettings),
+        .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
+
+        .target(
+            name: "SpoolTestSupport",
+            dependencies: ["SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "UploadReceiver"],
+            path: "Tests/SpoolTestSupport",
+            swiftSettings: swiftSettings),
+        .testTarget(name: "SpoolCoreTests", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
+        .testTarget(name: "UploadReceiverTests", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SpoolStoreTests",
+            dependencies: ["SpoolStore", "SpoolEngine", "SpoolTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SpoolTestSupport", "UploadReceiver"],
+            swiftSettings: swiftSettings),
+    ]
+)

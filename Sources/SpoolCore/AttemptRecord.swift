@@ -1,0 +1,26 @@
+/// What happened on one upload attempt, kept in the item's json so `failed/` explains itself.
+public struct AttemptRecord: Codable, Equatable, Sendable {
+    public var number: Int
+    public var startedAt: String
+    public var finishedAt: String?
+    /// `success`, `retryable`, `final`, `outage` or `interrupted`: see `UploadOutcome.Class`.
+    public var outcome: String
+    public var httpStatus: Int?
+    /// A one-line, operator-readable error (`HTTP 500 Internal Server Error`, `connection refused`).
+    public var error: String?
+    /// The first bytes of the response body, sanitised to printable text.
+    public var responseExcerpt: String?
+
+    public init(
+        number: Int, startedAt: Timestamp, finishedAt: Timestamp?, outcome: String,
+        httpStatus: Int? = nil, error: String? = nil, responseExcerpt: String? = nil
+    ) {
+        self.number = number
+        self.startedAt = startedAt.iso8601
+        self.finishedAt = finishedAt?.iso8601
+        self.outcome = outcome
+        self.httpStatus = httpStatus
+        self.error = error
+        self.responseExcerpt = responseExcerpt
+    }
+}

@@ -1,0 +1,54 @@
+/// The unique name of one spooled item, e.g. `20261121T141003123Z-0000-9f3ab2c1-photo.jpg`.
+///
+/// Sorts in enqueue order (time first, then a per-process counter), is safe in a file name, and
+/// carries a sanitised hint of the original name so `ls` is readable. It is also the item's
+/// `Idempotency-Key`, identical on every attempt.
+public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Longest id we accept from disk; longer names are not ours.
+    public static let maximumLength = 120
+    /// Longest name hint carried inside a new id.
+    public static let maximumHintLength = 48
+
+    /// Accepts a name read back from disk only if it has the id's shape (and so is safe to use
+    /// in a path): `[0-9]{8}T[0-9]{9}Z-` prefix, then `[A-Za-z0-9._-]`, no leading dot, no `..`.
+    public init?(_ rawValue: String) {
+        let b = Array(rawValue.utf8)
+        guard b.count >= 20, b.count <= ItemID.maximumLength, b[8] == UInt8(ascii: "T"),
+              b[18] == UInt8(ascii: "Z")
+        else { return nil }
+        for (i, c) in b.enumerated() {
+            if i < 18, i != 8 { guard c >= 48, c <= 57 else { return nil } }
+            else if i > 18 { guard ItemID.isSafe(c) else { return nil } }
+        }
+        guard !rawValue.contains("..") else { return nil }
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    static func isSafe(_ c: UInt8) -> Bool {
+        (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 45 || c == 46 || c == 95
+    }
+
+    /// Reduces an arbitrary file name to the characters allowed in an id: unsafe bytes become
+    /// `_`, runs of `_` collapse, dots never lead or repeat, and the result is capped.
+    public static func sanitizedHint(_ name: String) -> String {
+        var out: [UInt8] = []
+        for c in name.utf8 {
+            var ch = isSafe(c) ? c : UInt8(ascii: "_")
+            if ch == UInt8(ascii: "."), out.last == UInt8(ascii: ".") { ch = UInt8(ascii: "_") }
+            if ch == UInt8(ascii: "_"), out.last == UInt8(ascii: "_") { continue }
+            out.append(ch)
+            if out.count >= maximumHintLength { break }
+        }
+        while let first = out.first, first == UInt8(ascii: ".") || first == UInt8(ascii: "_") || first == UInt8(ascii: "-") {
+            out.removeFirst()
+        }
+        while let last = out.last, last == UInt8(ascii: ".") || last == UInt8(ascii: "_") { out.removeLast() }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,93 @@
+/// The life of one item as a pure state machine: events in, actions out.
+///
+/// The engine owns one per known item, performs the returned action on disk, and only then
+/// considers it done. Time and randomness come in with the events, so a test can run days of
+/// retries in microseconds.
+public struct ItemLifecycle: Equatable, Sendable {
+    /// What the caller must do next.
+    public enum Action: Equatable, Sendable {
+        /// Rename pending/<id>.a(N-1) to inflight/<id>.aN (the attempt is counted before sending),
+        /// make it durable, then send the request.
+        case claimAndUpload(from: ItemLocation, to: ItemLocation)
+        /// Delete the pair (or move it to done/): the server accepted it.
+        case complete(from: ItemLocation, to: ItemLocation?)
+        /// Back to pending with the next attempt due at `notBefore` (the pending json's mtime).
+        case requeue(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
+        /// Give up: to failed/ with the attempt history.
+        case fail(from: ItemLocation, to: ItemLocation, reason: String)
+    }
+
+    public private(set) var location: ItemLocation
+    /// Earliest time the item may be claimed.
+    public private(set) var notBefore: Timestamp
+
+    public init(location: ItemLocation, notBefore: Timestamp) {
+        self.location = location
+        self.notBefore = notBefore
+    }
+
+    public var state: ItemState { location.state }
+    public var attemptsMade: Int { location.attempt }
+
+    public func isDue(at now: Timestamp) -> Bool { location.state == .pending && notBefore <= now }
+
+    /// Claims a due pending item for an upload.
+    public mutating func claim() -> Action {
+        precondition(location.state == .pending, "claim of an item in \(location)")
+        let from = location
+        location = ItemLocation(.inflight, attempt: from.attempt + 1)
+        return .claimAndUpload(from: from, to: location)
+    }
+
+    /// Applies the outcome of the attempt in progress.
+    /// - Parameters:
+    ///   - keepDone: move accepted items to done/ instead of deleting them.
+    ///   - unitRandom: in `[0, 1)`, for the backoff jitter.
+    public mutating func finish(
+        _ outcome: UploadOutcome, policy: RetryPolicy, now: Timestamp, unitRandom: Double, keepDone: Bool = false
+    ) -> Action {
+        precondition(location.state == .inflight, "finish of an item in \(location)")
+        let from = location
+        switch outcome.class {
+        case .success:
+            location = ItemLocation(.done, attempt: from.attempt)
+            return .complete(from: from, to: keepDone ? location : nil)
+        case .final:
+            location = ItemLocation(.failed, attempt: from.attempt)
+            return .fail(from: from, to: location, reason: "\(outcome.summary): the server refused the item")
+        case .outage:
+            // The endpoint was unreachable: not the item's fault, so the attempt is handed back.
+            location = ItemLocation(.pending, attempt: from.attempt - 1)
+            notBefore = now
+            return .requeue(from: from, to: location, notBefore: now)
+        case .retryable:
+            guard policy.allowsAnotherAttempt(after: from.attempt) else {
+                location = ItemLocation(.failed, attempt: from.attempt)
+                return .fail(
+                    from: from, to: location,
+                    reason: "\(outcome.summary) on attempt \(from.attempt) of \(policy.maximumAttempts)")
+            }
+            let delay = policy.delaySeconds(
+                afterAttempt: from.attempt, unitRandom: unitRandom, retryAfterSeconds: outcome.retryAfterSeconds)
+            location = ItemLocation(.pending, attempt: from.attempt)
+            notBefore = now.adding(seconds: delay)
+            return .requeue(from: from, to: location, notBefore: notBefore)
+        }
+    }
+
+    /// An item found in inflight/ at start-up: its attempt stays counted (RELIABILITY rule 7),
+    /// and it may be tried again at once unless that attempt was its last.
+    public mutating func recoverInterrupted(policy: RetryPolicy, now: Timestamp) -> Action {
+        precondition(location.state == .inflight, "recovery of an item in \(location)")
+        let from = location
+        guard policy.allowsAnotherAttempt(after: from.attempt) else {
+            location = ItemLocation(.failed, attempt: from.attempt)
+            return .fail(
+                from: from, to: location,
+                reason: "interrupted on attempt \(from.attempt) of \(policy.maximumAttempts) (spoold stopped mid-upload)")
+        }
+        location = ItemLocation(.pending, attempt: from.attempt)
+        notBefore = now
+        return .requeue(from: from, to: location, notBefore: now)
+    }
+}

@@ -1,0 +1,45 @@
+/// The contents of an item's `.json` file: what the item is and what happened to it.
+///
+/// Part of the public on-disk protocol (README, "The .json file"): add fields, never rename them.
+public struct ItemMetadata: Codable, Equatable, Sendable {
+    public static let currentVersion = 1
+    /// Metadata larger than this is not parsed (a hostile or broken file); the item is quarantined.
+    public static let maximumEncodedSize = 1 << 20
+
+    public var version: Int
+    public var id: String
+    /// The name the file had in `incoming/` or on the `enqueue` command line.
+    public var originalName: String
+    public var size: Int64
+    public var contentType: String
+    public var createdAt: String
+    /// Extra request headers for this item (from `--header` or a sidecar).
+    public var headers: [String: String]
+    /// Form fields for multipart uploads (from `--field` or a sidecar).
+    public var fields: [String: String]
+    /// Every attempt so far, oldest first.
+    public var attempts: [AttemptRecord]
+    /// Why the item is in `failed/` when no attempt explains it (bad sidecar, missing blob...).
+    public var failureReason: String?
+    /// Set when an operator ran `spoold retry`: attempts before it no longer count.
+    public var retriedAt: [String]?
+
+    public init(
+        id: ItemID, originalName: String, size: Int64, contentType: String, createdAt: Timestamp,
+        headers: [String: String] = [:], fields: [String: String] = [:]
+    ) {
+        self.version = ItemMetadata.currentVersion
+        self.id = id.rawValue
+        self.originalName = originalName
+        self.size = size
+        self.contentType = contentType
+        self.createdAt = createdAt.iso8601
+        self.headers = headers
+        self.fields = fields
+        self.attempts = []
+        self.failureReason = nil
+        self.retriedAt = nil
+    }
+
+    public var lastAttempt: AttemptRecord? { attempts.last }
+}

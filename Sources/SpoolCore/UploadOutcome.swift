@@ -1,0 +1,50 @@
+/// The result of one upload attempt, as the transport reports it.
+public struct UploadOutcome: Equatable, Sendable {
+    /// How the engine treats an outcome.
+    public enum Class: String, Sendable {
+        /// 2xx: the item is done.
+        case success
+        /// Worth another attempt (5xx, 408, 425, 429, a network error after the request went out).
+        case retryable
+        /// The server refused this item for good (other 4xx): straight to `failed/`.
+        case final
+        /// The endpoint could not be reached at all: the attempt is not the item's fault.
+        case outage
+    }
+
+    public var httpStatus: Int?
+    /// Transport-level error (`connection refused`, `timed out`), nil when a response arrived.
+    public var networkError: String?
+    /// Whether the network error happened before any byte of the request was sent.
+    public var failedBeforeSending: Bool
+    public var responseExcerpt: String?
+    /// Seconds from a `Retry-After` header, already resolved against the response's time.
+    public var retryAfterSeconds: Double?
+
+    public init(
+        httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
+        responseExcerpt: String? = nil, retryAfterSeconds: Double? = nil
+    ) {
+        self.httpStatus = httpStatus
+        self.networkError = networkError
+        self.failedBeforeSending = failedBeforeSending
+        self.responseExcerpt = responseExcerpt
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    public static func status(_ code: Int, excerpt: String? = nil) -> UploadOutcome {
+        UploadOutcome(httpStatus: code, responseExcerpt: excerpt)
+    }
+
+    public static func network(_ error: String, beforeSending: Bool = false) -> UploadOutcome {
+        UploadOutcome(networkError: error, failedBeforeSending: beforeSending)
+    }
+
+    public var `class`: Class { OutcomeClassifier.classify(self) }
+
+    /// One line for logs and the attempt history.
+    public var summary: String {
+        if let status = httpStatus { return "HTTP \(status)" }
+        return networkError ?? "unknown error"
+    }
+}

@@ -1,0 +1,1 @@
+// Placeholder: this module's files land in later commits.

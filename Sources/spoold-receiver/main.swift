@@ -1,0 +1,1 @@
+print("spoold-receiver: not built yet")

@@ -1,0 +1,1 @@
+print("spoold: not built yet")

@@ -1,0 +1,5 @@
+import XCTest
+
+final class ArgumentKitTestsPlaceholder: XCTestCase {
+    func testBuilds() {}
+}

@@ -1,0 +1,5 @@
+import XCTest
+
+final class SpoolStoreTestsPlaceholder: XCTestCase {
+    func testBuilds() {}
+}
