@@ -21,7 +21,8 @@ let package = Package(
         .executable(name: "spoold-receiver", targets: ["spoold-receiver"]),
     ],
     targets: [
-        .target(name: "SpoolCore", swiftSettings: swiftSettings),
+        // libm only: `rounded()` on Linux needs it when nothing else pulls in Glibc.
+        .target(name: "SpoolCore", swiftSettings: swiftSettings, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "SpoolSystem", swiftSettings: swiftSettings),
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         .target(name: "SpoolTransport", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
