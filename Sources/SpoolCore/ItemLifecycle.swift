@@ -57,9 +57,7 @@ public struct ItemLifecycle: Equatable, Sendable {
             return .fail(from: from, to: location, reason: "\(outcome.summary): the server refused the item")
         case .outage:
             // The endpoint was unreachable: not the item's fault, so the attempt is handed back.
-            location = ItemLocation(.pending, attempt: from.attempt - 1)
-            notBefore = now
-            return .requeue(from: from, to: location, notBefore: now)
+            return handBack(now: now)
         case .retryable:
             guard policy.allowsAnotherAttempt(after: from.attempt) else {
                 location = ItemLocation(.failed, attempt: from.attempt)
@@ -73,6 +71,16 @@ public struct ItemLifecycle: Equatable, Sendable {
             notBefore = now.adding(seconds: delay)
             return .requeue(from: from, to: location, notBefore: notBefore)
         }
+    }
+
+    /// Returns an attempt that did not count against the item (endpoint unreachable, or the upload
+    /// cancelled by an operator's second stop signal): inflight.aN goes back to pending.a(N-1).
+    public mutating func handBack(now: Timestamp) -> Action {
+        precondition(location.state == .inflight, "hand-back of an item in \(location)")
+        let from = location
+        location = ItemLocation(.pending, attempt: from.attempt - 1)
+        notBefore = now
+        return .requeue(from: from, to: location, notBefore: now)
     }
 
     /// An item found in inflight/ at start-up: its attempt stays counted (RELIABILITY rule 7),

@@ -1,0 +1,104 @@
+/// Start-up recovery (RELIABILITY rule 7) as a pure function of what is on disk.
+///
+/// The directories are the truth; the index's last record per item says which way a transition
+/// was going when a crash split a pair. For each item the planner picks one target location
+/// (the recorded intent if the files show it was under way, else the furthest state found),
+/// gathers the json and the blob there, and removes every other copy. Items whose success was
+/// recorded are removed, never uploaded again.
+public enum RecoveryPlanner {
+    public struct FoundFile: Hashable, Sendable {
+        public var place: SpoolPlace
+        public var name: ItemFileName
+        public init(_ place: SpoolPlace, _ name: ItemFileName) {
+            self.place = place
+            self.name = name
+        }
+
+        var location: ItemLocation? {
+            guard case .state(let s) = place else { return nil }
+            return ItemLocation(s, attempt: name.attempt)
+        }
+    }
+
+    public static func plan(files: [FoundFile], lastRecords: [ItemID: IndexRecord]) -> RecoveryPlan {
+        var byID: [ItemID: [FoundFile]] = [:]
+        for file in files { byID[file.name.id, default: []].append(file) }
+        var plan = RecoveryPlan()
+        for id in byID.keys.sorted() {
+            planItem(id, files: byID[id]!, last: lastRecords[id], into: &plan)
+        }
+        return plan
+    }
+
+    private static func planItem(_ id: ItemID, files: [FoundFile], last: IndexRecord?, into plan: inout RecoveryPlan) {
+        let placed = files.filter { $0.location != nil }
+
+        // Success (or a purge) was recorded: whatever is left must go, or it would be sent again.
+        if let last, last.to == nil, last.operation == .done || last.operation == .purge {
+            for f in files { plan.repairs.append(.removeFile(f.name, in: f.place)) }
+            plan.notes.append("\(id): \(last.operation.rawValue) was recorded; removed \(files.count) leftover file(s)")
+            return
+        }
+
+        guard !placed.isEmpty else {
+            // Only staging copies: an add that never committed (nothing was acknowledged).
+            for f in files { plan.repairs.append(.removeFile(f.name, in: f.place)) }
+            plan.notes.append("\(id): removed \(files.count) orphan file(s) from tmp/")
+            return
+        }
+
+        let locations = Set(placed.compactMap(\.location))
+        var target = locations.max { $0.progressRank < $1.progressRank }!
+        if let last, let intent = last.to,
+           locations.contains(intent) || last.from.map(locations.contains) == true {
+            target = intent
+        }
+
+        let jsonAtTarget = ItemFileName(id: id, attempt: target.attempt, kind: .json)
+        let blobAtTarget = ItemFileName(id: id, attempt: target.attempt, kind: .blob)
+        let targetPlace = SpoolPlace.state(target.state)
+        var kept = Set<FoundFile>()
+        var repaired = false
+
+        func gather(_ kind: ItemFileName.Kind, as wanted: ItemFileName) -> Bool {
+            if let here = files.first(where: { $0.place == targetPlace && $0.name == wanted }) {
+                kept.insert(here)
+                return true
+            }
+            // Prefer a copy in a state folder (furthest first), then a staged one in tmp/.
+            let candidates = files.filter { $0.name.kind == kind }.sorted {
+                ($0.location?.progressRank ?? -1) > ($1.location?.progressRank ?? -1)
+            }
+            guard let source = candidates.first else { return false }
+            plan.repairs.append(.moveFile(source.name, from: source.place, to: wanted, in: targetPlace))
+            kept.insert(source)
+            repaired = true
+            return true
+        }
+
+        let haveBlob = gather(.blob, as: blobAtTarget)
+        let haveJSON = gather(.json, as: jsonAtTarget)
+        for f in files where !kept.contains(f) {
+            plan.repairs.append(.removeFile(f.name, in: f.place))
+            repaired = true
+        }
+
+        switch (haveJSON, haveBlob) {
+        case (true, true):
+            plan.items[id] = target
+            if repaired { plan.notes.append("\(id): completed an interrupted move; the item is in \(target)") }
+        case (false, true):
+            plan.repairs.append(.recreateMetadata(id, at: target))
+            plan.items[id] = target
+            plan.notes.append("\(id): metadata was missing; recreated it in \(target) (original name unknown)")
+        case (true, false) where target.state == .failed:
+            plan.items[id] = target  // already parked; `spoold show` tells the operator
+        case (true, false):
+            let failed = ItemLocation(.failed, attempt: target.attempt)
+            plan.repairs.append(.quarantineMissingBlob(id, from: target, to: failed))
+            plan.notes.append("\(id): its payload (.blob) is missing; moved the metadata to \(failed)")
+        case (false, false):
+            break  // unreachable: every id has at least one file
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// Turns `--url` into the URL for one item.
+///
+/// A URL ending in `/` gets the item's original name appended, percent-encoded; `{name}` and
+/// `{id}` are substituted (the name percent-encoded as one path segment).
+public struct URLTemplate: Equatable, Sendable {
+    public let template: String
+
+    public init(_ template: String) { self.template = template }
+
+    public func url(id: ItemID, originalName: String) -> String {
+        let name = URLTemplate.encodePathSegment(originalName)
+        if template.contains("{name}") || template.contains("{id}") {
+            return template.replacingAll("{name}", with: name).replacingAll("{id}", with: id.rawValue)
+        }
+        return template.hasSuffix("/") ? template + name : template
+    }
+
+    /// RFC 3986 unreserved characters stay; every other byte of the UTF-8 becomes `%XX`.
+    public static func encodePathSegment(_ text: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        for c in text.utf8 {
+            let unreserved = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122)
+                || c == 45 || c == 46 || c == 95 || c == 126
+            if unreserved { out.append(c) } else { out += [37, hex[Int(c >> 4)], hex[Int(c & 15)]] }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension String {
+    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
+        var result = ""
+        var rest = Substring(self)
+        while let range = rest.firstRange(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+}

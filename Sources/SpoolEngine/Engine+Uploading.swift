@@ -1,0 +1,209 @@
+import SpoolCore
+import SpoolStore
+import SpoolTransport
+
+extension Engine {
+    /// Claims due items up to the concurrency limit: counts each attempt on disk (rename to
+    /// inflight/ .a(N+1), synced) before any request is sent, then starts the uploads.
+    func claimDueItems(now: Timestamp) throws {
+        var slots = configuration.concurrency - uploads.count
+        var probe = false
+        if var current = outage {
+            guard !current.probeInFlight, current.nextProbe <= now else { return }
+            slots = min(slots, 1)
+            probe = true
+            current.probeInFlight = true
+            outage = current
+        }
+        guard slots > 0 else { return }
+
+        var batch: [(ItemID, ItemMetadata, SpoolTransition)] = []
+        while batch.count < slots, let next = due.first, next.notBefore <= now {
+            _ = due.popFirst()
+            guard var lifecycle = items[next.id], lifecycle.state == .pending, lifecycle.notBefore == next.notBefore
+            else { continue }  // a stale heap entry
+            let from = lifecycle.location
+            let metadata: ItemMetadata
+            do {
+                metadata = try spool.readMetadata(next.id, at: from)
+                try checkBlob(next.id, at: from, expectedSize: metadata.size)
+            } catch {
+                try quarantine(next.id, at: from, reason: "\(error)")
+                continue
+            }
+            guard case .claimAndUpload(let f, let to) = lifecycle.claim() else { preconditionFailure() }
+            items[next.id] = lifecycle
+            batch.append((next.id, metadata, SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to))))
+        }
+        if batch.isEmpty {
+            if probe { outage?.probeInFlight = false }
+            return
+        }
+
+        let results = try spool.commit(batch.map(\.2))
+        for ((id, metadata, transition), result) in zip(batch, results) {
+            guard result == .moved else {
+                log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
+                items[id] = nil
+                continue
+            }
+            let attempt = transition.record.to!.attempt
+            uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: probe)
+            var headers = configuration.headers
+            for (name, value) in metadata.headers { headers[name] = value }
+            let blob = ItemFileName(id: id, attempt: attempt, kind: .blob)
+            let request = UploadRequest(
+                id: id, attempt: attempt, url: configuration.url.url(id: id, originalName: metadata.originalName),
+                method: configuration.method, blobPath: spool.path(of: blob, at: transition.record.to!),
+                size: metadata.size, contentType: metadata.contentType, headers: headers)
+            log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")
+            transport.start(request) { [weak self] outcome in self?.uploadFinished(id, outcome) }
+        }
+    }
+
+    /// Records every finished upload in one batch: removed (or done/), back to pending with its
+    /// next-attempt time, or parked in failed/ with the attempt history.
+    func finishCompletedUploads(now: Timestamp) throws {
+        let finished = takeCompletions()
+        guard !finished.isEmpty else { return }
+        var transitions: [SpoolTransition] = []
+        var messages: [String] = []
+        for completion in finished {
+            guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
+                continue
+            }
+            let outcome = completion.outcome
+            let attempt = lifecycle.attemptsMade
+            trackOutage(outcome, isProbe: upload.isProbe, now: now)
+            let action: ItemLifecycle.Action
+            if stopLevel > 1 && outcome.networkError == "cancelled" {
+                action = lifecycle.handBack(now: now)
+            } else {
+                action = lifecycle.finish(
+                    outcome, policy: configuration.policy, now: now, unitRandom: clock.unitRandom(),
+                    keepDone: configuration.keepDone)
+            }
+            var metadata = upload.metadata
+            let record = AttemptRecord(
+                number: attempt, startedAt: upload.startedAt, finishedAt: now, outcome: outcome.class.rawValue,
+                httpStatus: outcome.httpStatus, error: outcome.httpStatus == nil ? outcome.networkError : nil,
+                responseExcerpt: outcome.responseExcerpt)
+            let id = completion.id
+            switch action {
+            case .complete(let from, let to):
+                metadata.attempts.append(record)
+                transitions.append(SpoolTransition(IndexRecord(.done, id, from: from, to: to), metadata: to == nil ? nil : metadata))
+                items[id] = nil
+                summary.uploaded += 1
+                messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
+            case .requeue(let from, let to, let notBefore) where to.attempt < from.attempt:
+                // Handed back: the attempt did not count, so the history is left as it was.
+                transitions.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
+                items[id] = lifecycle
+                due.push(.init(notBefore: notBefore, id: id))
+            case .requeue(let from, let to, let notBefore):
+                metadata.attempts.append(record)
+                transitions.append(
+                    SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
+                items[id] = lifecycle
+                due.push(.init(notBefore: notBefore, id: id))
+                summary.retried += 1
+                let wait = now.seconds(until: notBefore)
+                messages.append("attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))")
+            case .fail(let from, let to, let reason):
+                metadata.attempts.append(record)
+                metadata.failureReason = reason
+                transitions.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
+                items[id] = nil
+                summary.failed += 1
+                messages.append("gave up on \(id): \(reason); parked in failed/")
+            case .claimAndUpload:
+                preconditionFailure("finish never claims")
+            }
+        }
+        let results = try spool.commit(transitions)
+        for (transition, result) in zip(transitions, results) where result != .moved {
+            log.warning("\(transition.record.id) vanished while being recorded (\(result))")
+            items[transition.record.id] = nil
+        }
+        for message in messages {
+            if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
+        }
+    }
+
+    /// Pauses the queue while the endpoint is unreachable and resumes it on the first answer;
+    /// logs once when it goes down and once when it comes back.
+    func trackOutage(_ outcome: UploadOutcome, isProbe: Bool, now: Timestamp) {
+        if outcome.class == .outage {
+            if var current = outage {
+                if isProbe {
+                    current.probeInterval = min(current.probeInterval * 2, configuration.maximumProbeSeconds)
+                    current.nextProbe = now.adding(seconds: current.probeInterval)
+                    current.probeInFlight = false
+                    outage = current
+                }
+            } else {
+                outage = Outage(since: now, reason: outcome.summary, nextProbe: now.adding(seconds: 1), probeInterval: 1, probeInFlight: false)
+                log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
+            }
+        } else if let current = outage {
+            outage = nil
+            log.info("endpoint reachable again after \(formatSeconds(current.since.seconds(until: now))); resuming uploads")
+        }
+    }
+
+    /// The blob must still be the file that was spooled (RELIABILITY rule 8).
+    func checkBlob(_ id: ItemID, at location: ItemLocation, expectedSize: Int64) throws {
+        let name = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
+        let status: FileStatusSnapshot
+        do {
+            let s = try spool.status(of: name, at: location)
+            status = FileStatusSnapshot(isRegular: s.type == .regular, size: s.size)
+        } catch {
+            throw EngineItemError("its payload \(SpoolFolder(location.state).rawValue)/\(name) is missing")
+        }
+        guard status.isRegular else { throw EngineItemError("its payload \(name) is not a regular file") }
+        guard status.size == expectedSize else {
+            throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B)")
+        }
+    }
+
+    /// Parks an item that cannot be uploaded (unreadable metadata, missing or changed blob) in
+    /// failed/, keeping whatever files it has, and carries on.
+    func quarantine(_ id: ItemID, at location: ItemLocation, reason: String) throws {
+        items[id] = nil
+        let to = ItemLocation(.failed, attempt: location.attempt)
+        var metadata = try? spool.readMetadata(id, at: location)
+        metadata?.failureReason = reason
+        let blob = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
+        if (try? spool.status(of: blob, at: location)) != nil {
+            if let metadata {
+                _ = try spool.commit([SpoolTransition(IndexRecord(.fail, id, from: location, to: to), metadata: metadata)])
+            } else {
+                _ = try spool.commit([SpoolTransition(IndexRecord(.fail, id, from: location, to: to))])
+            }
+        } else {
+            try spool.quarantine(id, from: location, to: to, metadata: metadata)
+        }
+        summary.failed += 1
+        log.warning("\(id) cannot be uploaded: \(reason); parked in failed/")
+    }
+}
+
+struct FileStatusSnapshot {
+    var isRegular: Bool
+    var size: Int64
+}
+
+/// Why one item cannot be uploaded; never stops the daemon.
+struct EngineItemError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+    if seconds < 10 { return "\(Double(Int(seconds * 10)) / 10) s" }
+    if seconds < 120 { return "\(Int(seconds)) s" }
+    if seconds < 7200 { return "\(Int(seconds / 60)) min" }
+    return "\(Int(seconds / 3600)) h"
+}

@@ -1,0 +1,33 @@
+import SpoolCore
+
+/// How the daemon uploads: everything `spoold run` and `drain` take from the command line.
+public struct EngineConfiguration: Sendable {
+    public var url: URLTemplate
+    /// `PUT` (default) or `POST`.
+    public var method: String
+    /// Uploads at once.
+    public var concurrency: Int
+    public var policy: RetryPolicy
+    /// Move accepted items to done/ instead of deleting them.
+    public var keepDone: Bool
+    /// A file found by a scan (not announced by inotify) is taken once it is this old.
+    public var settleSeconds: Double
+    /// `drain`: exit once nothing is left to do instead of waiting for more files.
+    public var exitWhenIdle: Bool
+    /// Headers sent with every request (`--header`); an item's own headers win.
+    public var headers: [String: String]
+    /// A full rescan of incoming/ and pending/ this often, in case an event was missed.
+    public var rescanSeconds: Double
+    /// Longest wait between probes while the endpoint is unreachable.
+    public var maximumProbeSeconds: Double
+
+    public init(
+        url: URLTemplate, method: String = "PUT", concurrency: Int = 4, policy: RetryPolicy = RetryPolicy(),
+        keepDone: Bool = false, settleSeconds: Double = 2, exitWhenIdle: Bool = false, headers: [String: String] = [:],
+        rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60
+    ) {
+        (self.url, self.method, self.concurrency, self.policy) = (url, method, concurrency, policy)
+        (self.keepDone, self.settleSeconds, self.exitWhenIdle, self.headers) = (keepDone, settleSeconds, exitWhenIdle, headers)
+        (self.rescanSeconds, self.maximumProbeSeconds) = (rescanSeconds, maximumProbeSeconds)
+    }
+}

@@ -1,0 +1,39 @@
+import Glibc
+import SpoolCore
+
+/// One line per event on stderr: `2026-11-21T14:10:03.123Z spoold info: uploaded ...`.
+///
+/// Plain text on purpose: journald, `tee` and `grep` are the operator's tools.
+public struct EventLog: Sendable {
+    public enum Level: Int, Comparable, Sendable {
+        case debug, info, warning, error
+        public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
+        var label: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+    }
+
+    public var minimumLevel: Level
+    private let clock: @Sendable () -> Timestamp
+
+    public init(minimumLevel: Level = .info, clock: @escaping @Sendable () -> Timestamp) {
+        self.minimumLevel = minimumLevel
+        self.clock = clock
+    }
+
+    public func log(_ level: Level, _ message: @autoclosure () -> String) {
+        guard level >= minimumLevel else { return }
+        let line = "\(clock().iso8601) spoold \(level.label): \(message())\n"
+        _ = line.withCString { fputs($0, stderr) }
+    }
+
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+}

@@ -1,0 +1,15 @@
+/// What one `run` or `drain` did, for the exit code and the last log line.
+public struct RunSummary: Equatable, Sendable {
+    public var ingested = 0
+    public var uploaded = 0
+    public var failed = 0
+    /// Failed attempts that will be tried again.
+    public var retried = 0
+    public var repaired = 0
+
+    public init() {}
+
+    public var line: String {
+        "\(ingested) ingested, \(uploaded) uploaded, \(failed) moved to failed/, \(retried) attempts to retry, \(repaired) repaired at start"
+    }
+}

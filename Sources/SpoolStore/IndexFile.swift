@@ -1,0 +1,157 @@
+import SpoolCore
+import SpoolSystem
+
+/// The write-ahead index, `SPOOL/index.wal`: append-only, framed and checksummed records.
+///
+/// Several processes append (the daemon, `spoold enqueue`, `retry`, `purge`), so each append holds
+/// flock(2) on the file and first checks that its descriptor still names the live file: compaction
+/// replaces it by rename, and a writer holding the old one reopens. The directories are the truth;
+/// the index records intent so that a crash between the two renames of a pair can be completed.
+public final class IndexFile {
+    /// What opening the index found, for the log.
+    public struct OpenReport: Equatable, Sendable {
+        public var records: Int = 0
+        /// Bytes of torn or garbage tail cut away.
+        public var truncatedBytes: Int = 0
+        /// Set when a damaged record before the tail made us set the file aside.
+        public var setAsideAs: String?
+    }
+
+    private let fs: any FileSystem
+    private let root: FileDescriptor
+    private var fd: FileDescriptor?
+    private var identity: (device: UInt64, inode: UInt64)?
+    /// Bytes appended since the last compaction, to decide when to compact.
+    public private(set) var appendedBytes: Int64 = 0
+
+    public init(root: FileDescriptor, fs: any FileSystem) {
+        self.root = root
+        self.fs = fs
+    }
+
+    deinit { if let fd { fs.close(fd) } }
+
+    /// Reads the index, repairing what a crash may leave (RELIABILITY rule 5), and returns the last
+    /// record per item: the intent to complete for a pair split by a crash.
+    public func openAndRecover(now: Timestamp) throws -> (lastByItem: [ItemID: IndexRecord], report: OpenReport) {
+        let file = try reopen()
+        guard try fs.lock(file, exclusive: true, wait: true) else { return ([:], OpenReport()) }
+        defer { _ = try? unlock(file) }
+        guard let bytes = try fs.readAll(file, limit: 512 << 20) else {
+            return ([:], try setAside(file, now: now, reason: OpenReport()))
+        }
+        let scan = IndexLogCodec.decode(bytes)
+        var report = OpenReport(records: scan.records.count)
+        switch scan.damage {
+        case .none:
+            if bytes.isEmpty { try writeHeader(file) }
+        case .tornTail(let offset, let length):
+            report.truncatedBytes = length
+            try fs.truncate(file, to: Int64(offset))
+            if offset == 0 { try writeHeader(file) }
+            try fs.sync(file, label: SpoolFolder.indexFileName)
+        case .corruptMiddle:
+            report = try setAside(file, now: now, reason: report)
+        }
+        var last: [ItemID: IndexRecord] = [:]
+        for record in scan.records { last[record.id] = record }
+        appendedBytes = Int64(scan.validLength)
+        return (last, report)
+    }
+
+    /// Appends records and makes them durable before returning (one fsync for the whole batch).
+    public func append(_ records: [IndexRecord]) throws {
+        guard !records.isEmpty else { return }
+        var bytes: [UInt8] = []
+        for record in records { bytes += IndexLogCodec.encode(record) }
+        while true {
+            let file = try currentDescriptor()
+            guard try fs.lock(file, exclusive: true, wait: true) else { continue }
+            // Compaction may have renamed a new file over the one we hold: then reopen and retry.
+            if try isStale(file) {
+                try unlock(file)
+                _ = try reopen()
+                continue
+            }
+            defer { _ = try? unlock(file) }
+            _ = try fs.seekToEnd(file)
+            try fs.writeAll(file, bytes, label: SpoolFolder.indexFileName)
+            try fs.sync(file, label: SpoolFolder.indexFileName)
+            appendedBytes += Int64(bytes.count)
+            return
+        }
+    }
+
+    /// Rewrites the index as one `live` record per item still in the spool, then renames it over the
+    /// old file, so a daemon that runs for months keeps a small index.
+    public func compact(live: [IndexRecord]) throws {
+        let file = try currentDescriptor()
+        guard try fs.lock(file, exclusive: true, wait: true) else { return }
+        defer { _ = try? unlock(file) }
+        let tmpName = SpoolFolder.indexFileName + ".compact"
+        try? fs.remove(tmpName, in: root, isDirectory: false)
+        let fresh = try fs.open(tmpName, relativeTo: root, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+        var bytes = IndexLogCodec.encodeHeader()
+        for record in live { bytes += IndexLogCodec.encode(record) }
+        do {
+            try fs.writeAll(fresh, bytes, label: tmpName)
+            try fs.sync(fresh, label: tmpName)
+        } catch {
+            fs.close(fresh)
+            try? fs.remove(tmpName, in: root, isDirectory: false)
+            throw error
+        }
+        fs.close(fresh)
+        try fs.rename(tmpName, in: root, to: SpoolFolder.indexFileName, in: root)
+        try fs.sync(root, label: "spool directory")
+        appendedBytes = Int64(bytes.count)
+        // The old descriptor now names an unlinked file; writers (us included) notice and reopen.
+    }
+
+    private func currentDescriptor() throws -> FileDescriptor {
+        if let fd { return fd }
+        return try reopen()
+    }
+
+    @discardableResult
+    private func reopen() throws -> FileDescriptor {
+        if let fd { fs.close(fd) }
+        fd = nil
+        let file = try fs.open(
+            SpoolFolder.indexFileName, relativeTo: root, flags: [.readWrite, .create, .append], mode: 0o600)
+        let status = try fs.status(of: file)
+        guard status.type == .regular else {
+            fs.close(file)
+            throw SystemError("open", path: SpoolFolder.indexFileName, code: 21 /* EISDIR: not a regular file */)
+        }
+        fd = file
+        identity = (status.device, status.inode)
+        return file
+    }
+
+    private func isStale(_ file: FileDescriptor) throws -> Bool {
+        guard let onDisk = try? fs.status(of: SpoolFolder.indexFileName, in: root) else { return true }
+        return onDisk.inode != identity?.inode || onDisk.device != identity?.device
+    }
+
+    private func unlock(_ file: FileDescriptor) throws { try fs.unlock(file) }
+
+    private func writeHeader(_ file: FileDescriptor) throws {
+        try fs.writeAll(file, IndexLogCodec.encodeHeader(), label: SpoolFolder.indexFileName)
+        try fs.sync(file, label: SpoolFolder.indexFileName)
+    }
+
+    /// Keeps a damaged index for inspection (never deletes it) and starts a fresh one; start-up
+    /// recovery then rebuilds from the directories.
+    private func setAside(_ file: FileDescriptor, now: Timestamp, reason: OpenReport) throws -> OpenReport {
+        var report = reason
+        let name = "\(SpoolFolder.indexFileName).corrupt-\(now.compact)"
+        try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
+        try fs.sync(root, label: "spool directory")
+        report.setAsideAs = name
+        report.records = 0
+        let fresh = try reopen()
+        try writeHeader(fresh)
+        return report
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import SpoolCore
+
+/// Reads and writes an item's `.json` (the `ItemMetadata` of the core) with Foundation's JSON coder.
+///
+/// Output is pretty-printed with sorted keys so that `cat` and `diff` on a spool are pleasant.
+public enum MetadataCodec {
+    public static func encode(_ metadata: ItemMetadata) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        // Encoding a value made of strings, numbers and arrays cannot fail.
+        guard let data = try? encoder.encode(metadata) else { preconditionFailure("ItemMetadata encoding failed") }
+        return Array(data) + [0x0a]
+    }
+
+    /// Decodes a json file's bytes; the error text says what is wrong, for `failed/` reasons.
+    public static func decode(_ bytes: [UInt8]) throws -> ItemMetadata {
+        guard bytes.count <= ItemMetadata.maximumEncodedSize else {
+            throw MetadataError("metadata is larger than \(ItemMetadata.maximumEncodedSize) bytes")
+        }
+        do {
+            return try JSONDecoder().decode(ItemMetadata.self, from: Data(bytes))
+        } catch let DecodingError.keyNotFound(key, _) {
+            throw MetadataError("metadata lacks the field '\(key.stringValue)'")
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw MetadataError("metadata field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
+        } catch {
+            throw MetadataError("metadata is not valid JSON")
+        }
+    }
+}
+
+/// Why an item's metadata (or a sidecar) could not be used.
+public struct MetadataError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Optional per-item settings dropped beside a file: `incoming/<name>.meta.json`.
+///
+/// ```json
+/// {"contentType": "image/jpeg", "headers": {"X-Camera": "7"}, "fields": {"caption": "fox"}}
+/// ```
+/// Unknown keys are an error, so that a typo is reported instead of silently ignored.
+public struct Sidecar: Equatable, Sendable {
+    public static let maximumSize = 64 * 1024
+
+    public var contentType: String?
+    public var headers: [String: String]
+    public var fields: [String: String]
+
+    public init(contentType: String? = nil, headers: [String: String] = [:], fields: [String: String] = [:]) {
+        self.contentType = contentType
+        self.headers = headers
+        self.fields = fields
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws -> Sidecar {
+        guard bytes.count <= maximumSize else { throw MetadataError("sidecar is larger than \(maximumSize) bytes") }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            throw MetadataError("sidecar is not a JSON object")
+        }
+        var sidecar = Sidecar()
+        for (key, value) in object {
+            switch key {
+            case "contentType":
+                guard let s = value as? String, !s.isEmpty else { throw MetadataError("sidecar 'contentType' must be a string") }
+                sidecar.contentType = s
+            case "headers":
+                sidecar.headers = try stringMap(value, key: key)
+                for (name, v) in sidecar.headers {
+                    guard HeaderValidation.isValid(name: name, value: v) else {
+                        throw MetadataError("sidecar header '\(name)' is not a valid HTTP header")
+                    }
+                }
+            case "fields": sidecar.fields = try stringMap(value, key: key)
+            default: throw MetadataError("sidecar has an unknown key '\(key)' (allowed: contentType, headers, fields)")
+            }
+        }
+        return sidecar
+    }
+
+    private static func stringMap(_ value: Any, key: String) throws -> [String: String] {
+        guard let map = value as? [String: Any] else { throw MetadataError("sidecar '\(key)' must be an object of strings") }
+        var out: [String: String] = [:]
+        for (k, v) in map {
+            guard let s = v as? String else { throw MetadataError("sidecar '\(key).\(k)' must be a string") }
+            out[k] = s
+        }
+        return out
+    }
+}

@@ -1,0 +1,368 @@
+import Glibc
+import SpoolCore
+import SpoolSystem
+
+/// A spool directory on disk: its folders, its index, and every transition between them.
+///
+/// The one type that renames, removes and creates item files (Postfix's rule: one module owns the
+/// queue). Each batch is write-ahead logged, renamed json-last (the json's arrival is what makes an
+/// item visible), and made durable with one fsync per touched folder (group commit).
+public final class Spool {
+    /// Absolute path of the spool root (URLSession needs absolute file URLs).
+    public let path: String
+    public let fs: any FileSystem
+    public let root: FileDescriptor
+    public let index: IndexFile
+    private let folders: [SpoolFolder: FileDescriptor]
+    private let device: UInt64
+
+    /// Opens a spool, creating its layout on first use.
+    public init(path: String, fs: any FileSystem = PosixFileSystem(), create: Bool = true) throws {
+        self.fs = fs
+        if create { try? fs.makeDirectory(path, in: nil, mode: 0o700) }
+        let root: FileDescriptor
+        do {
+            // The root may be a symlink the operator made on purpose; nothing inside it may be.
+            root = try fs.open(path, relativeTo: nil, flags: [.directory, .followSymlinks], mode: 0)
+        } catch let error as SystemError where error.isNotFound {
+            throw SpoolError.noSpool(path)
+        }
+        self.root = root
+        var opened: [SpoolFolder: FileDescriptor] = [:]
+        var created = false
+        for folder in SpoolFolder.allCases {
+            do {
+                opened[folder] = try fs.open(folder.rawValue, relativeTo: root, flags: [.directory], mode: 0)
+            } catch let error as SystemError where error.isNotFound && create {
+                try fs.makeDirectory(folder.rawValue, in: root, mode: 0o700)
+                opened[folder] = try fs.open(folder.rawValue, relativeTo: root, flags: [.directory], mode: 0)
+                created = true
+            } catch let error as SystemError where error.isNotFound {
+                throw SpoolError.noSpool(path)
+            } catch let error as SystemError where error.code == ELOOP || error.code == ENOTDIR {
+                throw SpoolError.notAFolder("\(path)/\(folder.rawValue)")
+            }
+        }
+        if created { try fs.sync(root, label: path) }
+        self.folders = opened
+        self.device = try fs.status(of: root).device
+        self.index = IndexFile(root: root, fs: fs)
+        self.path = Spool.absolute(path)
+    }
+
+    deinit {
+        for fd in folders.values { fs.close(fd) }
+        fs.close(root)
+    }
+
+    public func descriptor(_ folder: SpoolFolder) -> FileDescriptor {
+        guard let fd = folders[folder] else { preconditionFailure("folder \(folder) not open") }
+        return fd
+    }
+
+    /// `SPOOL/<folder>/<name>`, for messages and for URLSession's file URL.
+    public func path(of name: String, in folder: SpoolFolder) -> String { "\(path)/\(folder.rawValue)/\(name)" }
+
+    public func path(of file: ItemFileName, at location: ItemLocation) -> String {
+        path(of: file.description, in: SpoolFolder(location.state))
+    }
+
+    // MARK: Reading
+
+    public func list(_ folder: SpoolFolder) throws -> [DirectoryEntry] { try fs.list(descriptor(folder)) }
+
+    /// Reads an item's json, refusing anything that is not a small regular file (rule 9).
+    public func readMetadata(_ id: ItemID, at location: ItemLocation) throws -> ItemMetadata {
+        let name = ItemFileName(id: id, attempt: location.attempt, kind: .json).description
+        return try readMetadata(named: name, in: SpoolFolder(location.state))
+    }
+
+    public func readMetadata(named name: String, in folder: SpoolFolder) throws -> ItemMetadata {
+        let bytes = try readSmallFile(name, in: folder, limit: ItemMetadata.maximumEncodedSize)
+        return try MetadataCodec.decode(bytes)
+    }
+
+    /// Reads a small regular file without following links or blocking on a FIFO.
+    public func readSmallFile(_ name: String, in folder: SpoolFolder, limit: Int) throws -> [UInt8] {
+        let fd = try fs.open(name, relativeTo: descriptor(folder), flags: [.readOnly, .nonBlocking], mode: 0)
+        return try fs.closing(fd) { fd in
+            let status = try fs.status(of: fd)
+            guard status.type == .regular else { throw MetadataError("\(folder.rawValue)/\(name) is not a regular file") }
+            guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit) else {
+                throw MetadataError("\(folder.rawValue)/\(name) is larger than \(limit) bytes")
+            }
+            return bytes
+        }
+    }
+
+    public func status(of file: ItemFileName, at location: ItemLocation) throws -> FileStatus {
+        try fs.status(of: file.description, in: descriptor(SpoolFolder(location.state)))
+    }
+
+    // MARK: Transitions
+
+    /// Moves items between folders, durably, as one batch: stage new json contents in tmp/ and
+    /// fsync them, append and sync the index, rename (blob first, json last), fsync each touched
+    /// folder once.
+    public func commit(_ transitions: [SpoolTransition]) throws -> [TransitionResult] {
+        guard !transitions.isEmpty else { return [] }
+        var dirty = Set<SpoolFolder>()
+        var staged = Set<Int>()
+        for (i, t) in transitions.enumerated() where t.metadata != nil {
+            try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore)
+            staged.insert(i)
+        }
+        try index.append(transitions.map(\.record))
+        var results: [TransitionResult] = []
+        results.reserveCapacity(transitions.count)
+        for (i, t) in transitions.enumerated() {
+            let from = t.record.from!
+            let fromFolder = SpoolFolder(from.state)
+            let json = jsonName(t.record.id, from)
+            let blob = ItemFileName(id: t.record.id, attempt: from.attempt, kind: .blob).description
+            do {
+                if staged.contains(i) {
+                    try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(fromFolder))
+                    dirty.insert(.tmp)
+                } else if let notBefore = t.notBefore {
+                    try setModificationTime(json, in: fromFolder, to: notBefore)
+                }
+                dirty.insert(fromFolder)
+                if let to = t.record.to {
+                    let toFolder = SpoolFolder(to.state)
+                    try fs.rename(blob, in: descriptor(fromFolder),
+                                  to: ItemFileName(id: t.record.id, attempt: to.attempt, kind: .blob).description,
+                                  in: descriptor(toFolder))
+                    try fs.rename(json, in: descriptor(fromFolder), to: jsonName(t.record.id, to), in: descriptor(toFolder))
+                    dirty.insert(toFolder)
+                } else {
+                    try fs.remove(json, in: descriptor(fromFolder), isDirectory: false)
+                    try? fs.remove(blob, in: descriptor(fromFolder), isDirectory: false)
+                }
+                results.append(.moved)
+            } catch let error as SystemError where error.isNotFound {
+                results.append(.vanished("\(fromFolder.rawValue)/\(t.record.id): \(error)"))
+            }
+        }
+        try syncFolders(dirty)
+        return results
+    }
+
+    /// Turns files into items (RELIABILITY rule 1): blob and json made durable in tmp/ (or the blob
+    /// renamed in, after an fsync, when it is on our file system with one link), the index record
+    /// synced, the pair renamed into pending/ (json last), the folders synced. Only then does the
+    /// caller report success.
+    public func add(_ items: [NewItem]) throws -> [AddResult] {
+        var prepared: [(item: NewItem, blob: PreparedBlob)] = []
+        var results = [AddResult?](repeating: nil, count: items.count)
+        var order: [Int] = []
+        do {
+            for (i, item) in items.enumerated() {
+                do {
+                    var item = item
+                    let blob = try prepareBlob(for: item)
+                    item.metadata.size = blob.size
+                    try stageMetadata(item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil)
+                    prepared.append((item, blob))
+                    order.append(i)
+                } catch let error as ItemRejection {
+                    results[i] = .rejected(error.reason)
+                }
+            }
+        } catch {
+            cleanUpStaged(prepared.map(\.item))
+            throw error
+        }
+        guard !prepared.isEmpty else { return results.map { $0! } }
+        try index.append(prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) })
+        var dirty: Set<SpoolFolder> = [.tmp]
+        var sourcesToUnlink: [(String, SpoolFolder?)] = []
+        for (n, p) in prepared.enumerated() {
+            let location = ItemLocation(p.item.state, attempt: 0)
+            let folder = SpoolFolder(p.item.state)
+            let blobName = ItemFileName(id: p.item.id, attempt: 0, kind: .blob).description
+            switch p.blob.kind {
+            case .staged:
+                try fs.rename(blobName, in: descriptor(.tmp), to: blobName, in: descriptor(folder))
+                if let unlink = p.blob.unlinkAfterCommit { sourcesToUnlink.append(unlink) }
+            case .renameFromIncoming(let name):
+                try fs.rename(name, in: descriptor(.incoming), to: blobName, in: descriptor(folder))
+                dirty.insert(.incoming)
+            case .renameFromPath(let source):
+                try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
+                              in: FileDescriptor(rawValue: AT_FDCWD))
+            }
+            try fs.rename(jsonName(p.item.id, location), in: descriptor(.tmp), to: jsonName(p.item.id, location),
+                          in: descriptor(folder))
+            dirty.insert(folder)
+            results[order[n]] = .added(p.item.id)
+        }
+        try syncFolders(dirty)
+        for (source, folder) in sourcesToUnlink {
+            if let folder { try? fs.remove(source, in: descriptor(folder), isDirectory: false) }
+            else { _ = Glibc.unlink(source) }
+        }
+        return results.map { $0! }
+    }
+
+    /// Moves an item's json alone to `to` with new contents (its blob is gone): recorded in the
+    /// index like any transition, so `show` can explain why the item is in failed/.
+    public func quarantine(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
+        let fromName = jsonName(id, from)
+        let toName = jsonName(id, to)
+        let fromFolder = SpoolFolder(from.state)
+        let toFolder = SpoolFolder(to.state)
+        try index.append([IndexRecord(.fail, id, from: from, to: to)])
+        if let metadata {
+            try stageMetadata(metadata, as: toName, notBefore: nil)
+            try fs.rename(toName, in: descriptor(.tmp), to: toName, in: descriptor(toFolder))
+            if fromFolder != toFolder || fromName != toName { try removeFile(fromName, in: fromFolder) }
+        } else if fromFolder != toFolder || fromName != toName {
+            try fs.rename(fromName, in: descriptor(fromFolder), to: toName, in: descriptor(toFolder))
+        }
+        try syncFolders([.tmp, fromFolder, toFolder])
+    }
+
+    /// fsyncs each folder once: the "group" in group commit.
+    public func syncFolders(_ folders: Set<SpoolFolder>) throws {
+        for folder in SpoolFolder.allCases where folders.contains(folder) {
+            try fs.sync(descriptor(folder), label: "\(path)/\(folder.rawValue)")
+        }
+    }
+
+    /// Removes a file from a folder (recovery of orphans, purge); a missing file is fine.
+    public func removeFile(_ name: String, in folder: SpoolFolder) throws {
+        do { try fs.remove(name, in: descriptor(folder), isDirectory: false) } catch let e as SystemError where e.isNotFound {}
+    }
+
+    /// Renames one file between folders (recovery completing a split pair).
+    public func moveFile(_ name: String, from: SpoolFolder, to newName: String, in folder: SpoolFolder) throws {
+        try fs.rename(name, in: descriptor(from), to: newName, in: descriptor(folder))
+    }
+
+    /// Writes a json for an item into a folder directly (recovery re-creating lost metadata).
+    public func writeMetadata(_ metadata: ItemMetadata, named name: String, in folder: SpoolFolder) throws {
+        try stageMetadata(metadata, as: name, notBefore: nil)
+        try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
+    }
+
+    public func setModificationTime(_ name: String, in folder: SpoolFolder, to time: Timestamp) throws {
+        let fd = try fs.open(name, relativeTo: descriptor(folder), flags: [.readOnly, .nonBlocking], mode: 0)
+        try fs.closing(fd) { fd in try fs.setModificationTime(fd, milliseconds: time.millisecondsSinceEpoch) }
+    }
+
+    // MARK: Helpers
+
+    private func jsonName(_ id: ItemID, _ location: ItemLocation) -> String {
+        ItemFileName(id: id, attempt: location.attempt, kind: .json).description
+    }
+
+    private func stageMetadata(_ metadata: ItemMetadata, as name: String, notBefore: Timestamp?) throws {
+        try removeFile(name, in: .tmp)
+        let fd = try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+        do {
+            try fs.writeAll(fd, MetadataCodec.encode(metadata), label: "tmp/\(name)")
+            if let notBefore { try fs.setModificationTime(fd, milliseconds: notBefore.millisecondsSinceEpoch) }
+            try fs.sync(fd, label: "tmp/\(name)")
+            fs.close(fd)
+        } catch {
+            fs.close(fd)
+            try? removeFile(name, in: .tmp)
+            throw error
+        }
+    }
+
+    private func cleanUpStaged(_ items: [NewItem]) {
+        for item in items {
+            try? removeFile(jsonName(item.id, ItemLocation(item.state, attempt: 0)), in: .tmp)
+            try? removeFile(ItemFileName(id: item.id, attempt: 0, kind: .blob).description, in: .tmp)
+        }
+    }
+
+    private struct ItemRejection: Error { var reason: String }
+
+    private struct PreparedBlob {
+        enum Kind { case staged, renameFromIncoming(String), renameFromPath(String) }
+        var kind: Kind
+        var size: Int64
+        var unlinkAfterCommit: (String, SpoolFolder?)?
+    }
+
+    /// Opens the source safely (no links followed in incoming/, never blocking on a FIFO), checks
+    /// it is a regular file, and either fsyncs it for a rename or copies it into tmp/.
+    private func prepareBlob(for item: NewItem) throws -> PreparedBlob {
+        let fd: FileDescriptor
+        let label: String
+        switch item.source {
+        case .incoming(let name):
+            label = "incoming/\(name)"
+            do { fd = try fs.open(name, relativeTo: descriptor(.incoming), flags: [.readOnly, .nonBlocking], mode: 0) }
+            catch let e as SystemError where e.code == ELOOP { throw ItemRejection(reason: "\(label) is a symbolic link; left alone") }
+            catch let e as SystemError where e.code == ENOENT || e.code == EACCES || e.code == ENXIO {
+                throw ItemRejection(reason: "\(label): \(SystemError.message(for: e.code))")
+            }
+        case .external(let path, _):
+            label = path
+            do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) }
+            catch let e as SystemError where !e.isOutOfSpace && e.code != EIO {
+                throw ItemRejection(reason: "\(path): \(SystemError.message(for: e.code))")
+            }
+        }
+        defer { fs.close(fd) }
+        let status = try fs.status(of: fd)
+        guard status.type == .regular else {
+            throw ItemRejection(reason: "\(label) is not a regular file (\(status.type)); left alone")
+        }
+        let sameFileSystem = status.device == device
+        switch item.source {
+        case .incoming(let name) where sameFileSystem && status.linkCount == 1:
+            try fs.sync(fd, label: label)
+            return PreparedBlob(kind: .renameFromIncoming(name), size: status.size)
+        case .external(let path, true) where sameFileSystem && status.linkCount == 1:
+            try fs.sync(fd, label: label)
+            return PreparedBlob(kind: .renameFromPath(path), size: status.size)
+        default:
+            let size = try copyToTmp(from: fd, as: ItemFileName(id: item.id, attempt: 0, kind: .blob).description)
+            var blob = PreparedBlob(kind: .staged, size: size)
+            switch item.source {
+            case .incoming(let name): blob.unlinkAfterCommit = (name, .incoming)
+            case .external(let path, true): blob.unlinkAfterCommit = (path, nil)
+            case .external: break
+            }
+            return blob
+        }
+    }
+
+    private func copyToTmp(from source: FileDescriptor, as name: String) throws -> Int64 {
+        try removeFile(name, in: .tmp)
+        let out = try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+        var total: Int64 = 0
+        do {
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { try fs.read(source, into: $0) }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try fs.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<n]), label: "tmp/\(name)") }
+                total += Int64(n)
+            }
+            try fs.sync(out, label: "tmp/\(name)")
+            fs.close(out)
+        } catch {
+            fs.close(out)
+            try? removeFile(name, in: .tmp)
+            throw error
+        }
+        return total
+    }
+
+    private static func absolute(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        guard let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        var base = String(cString: cwd)
+        if base.hasSuffix("/") { base.removeLast() }
+        var rest = Substring(path)
+        while rest.hasPrefix("./") { rest = rest.dropFirst(2) }
+        return rest.isEmpty || rest == "." ? base : "\(base)/\(rest)"
+    }
+}

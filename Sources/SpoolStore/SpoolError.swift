@@ -1,0 +1,17 @@
+/// Spool-level errors an operator can act on.
+public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noSpool(String)
+    case notAFolder(String)
+    case alreadyRunning(path: String, pid: String)
+    case noSuchItem(String)
+
+    public var description: String {
+        switch self {
+        case .noSpool(let path): "no spool at \(path) (run a command without it to create one, or check --spool)"
+        case .notAFolder(let path): "\(path) is not a folder (it may be a symbolic link); fix the spool layout by hand"
+        case .alreadyRunning(let path, let pid):
+            "another spoold (pid \(pid)) is already working on \(path); stop it first, or use another --spool"
+        case .noSuchItem(let id): "no item '\(id)' in the spool (see 'spoold ls')"
+        }
+    }
+}

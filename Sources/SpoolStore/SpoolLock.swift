@@ -1,0 +1,45 @@
+import Glibc
+import SpoolSystem
+
+/// One daemon per spool: `SPOOL/spoold.lock`, held with flock(2) while `run` or `drain` works.
+///
+/// flock is released by the kernel when the process dies (even by SIGKILL), so a stale lock file
+/// never blocks a restart; the pid inside is only for messages and `status`.
+public final class SpoolLock {
+    private let fs: any FileSystem
+    private let fd: FileDescriptor
+
+    /// Takes the lock or throws `SpoolError.alreadyRunning` naming the holder's pid.
+    public init(spool: Spool) throws {
+        fs = spool.fs
+        fd = try fs.open(SpoolFolder.lockFileName, relativeTo: spool.root, flags: [.readWrite, .create], mode: 0o600)
+        guard try fs.lock(fd, exclusive: true, wait: false) else {
+            let holder = (try? fs.readAll(fd, limit: 64)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+            fs.close(fd)
+            throw SpoolError.alreadyRunning(path: spool.path, pid: holder?.trimmingNewline ?? "?")
+        }
+        try fs.truncate(fd, to: 0)
+        try fs.writeAll(fd, Array("\(getpid())\n".utf8), label: SpoolFolder.lockFileName)
+    }
+
+    deinit { fs.close(fd) }
+
+    /// The pid of the daemon holding the lock, or nil when none runs.
+    public static func holder(of spool: Spool) -> String? {
+        let fs = spool.fs
+        guard let fd = try? fs.open(SpoolFolder.lockFileName, relativeTo: spool.root, flags: [.readOnly], mode: 0) else {
+            return nil
+        }
+        defer { fs.close(fd) }
+        guard let free = try? fs.lock(fd, exclusive: false, wait: false), !free else {
+            _ = try? fs.unlock(fd)
+            return nil
+        }
+        let text = (try? fs.readAll(fd, limit: 64)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
+        return text?.trimmingNewline ?? "?"
+    }
+}
+
+extension String {
+    fileprivate var trimmingNewline: String { split(separator: "\n").first.map(String.init) ?? self }
+}

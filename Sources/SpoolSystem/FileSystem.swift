@@ -1,0 +1,96 @@
+/// Every file-system call spoold makes goes through this protocol: the one choke point.
+///
+/// `PosixFileSystem` is the real thing; tests wrap it to record the order of calls (fsync before
+/// rename, directory fsync after) and to force an errno on the Nth call. Paths are always single
+/// names relative to an open directory descriptor (`openat(2)` family), so a hostile name can
+/// never walk out of the spool.
+public protocol FileSystem: Sendable {
+    /// `openat(2)`. `relativeTo == nil` means the current directory (only for the spool root).
+    func open(_ name: String, relativeTo directory: FileDescriptor?, flags: OpenFlags, mode: UInt32) throws
+        -> FileDescriptor
+    /// `close(2)`; errors are ignored (Linux always releases the descriptor).
+    func close(_ fd: FileDescriptor)
+    /// `read(2)`, EINTR retried; 0 at end of file.
+    func read(_ fd: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// `write(2)`, EINTR retried; may write less than asked.
+    func write(_ fd: FileDescriptor, from buffer: UnsafeRawBufferPointer) throws -> Int
+    /// `fsync(2)` of a file or directory. A failure is final: never retry-and-trust (fsyncgate).
+    func sync(_ fd: FileDescriptor, label: String) throws
+    /// `renameat(2)` within one file system; EXDEV is an error, never a copy.
+    func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
+        throws
+    /// `unlinkat(2)`.
+    func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws
+    /// `mkdirat(2)`; EEXIST is reported as an error for the caller to judge.
+    func makeDirectory(_ name: String, in directory: FileDescriptor?, mode: UInt32) throws
+    /// `fstat(2)`.
+    func status(of fd: FileDescriptor) throws -> FileStatus
+    /// `fstatat(2)` with AT_SYMLINK_NOFOLLOW.
+    func status(of name: String, in directory: FileDescriptor) throws -> FileStatus
+    /// All names in a directory except `.` and `..`.
+    func list(_ directory: FileDescriptor) throws -> [DirectoryEntry]
+    /// `futimens(2)`: sets atime and mtime (a pending json's mtime is its next-attempt time).
+    func setModificationTime(_ fd: FileDescriptor, milliseconds: Int64) throws
+    /// `flock(2)`; returns false when non-blocking and held elsewhere.
+    func lock(_ fd: FileDescriptor, exclusive: Bool, wait: Bool) throws -> Bool
+    /// `flock(fd, LOCK_UN)`.
+    func unlock(_ fd: FileDescriptor) throws
+    /// `ftruncate(2)`.
+    func truncate(_ fd: FileDescriptor, to length: Int64) throws
+    /// `lseek(2)` to the end; returns the new offset.
+    func seekToEnd(_ fd: FileDescriptor) throws -> Int64
+}
+
+/// Flags for `FileSystem.open`, spelled out so call sites read as the rules they follow.
+public struct OpenFlags: OptionSet, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let readOnly = OpenFlags([])
+    public static let writeOnly = OpenFlags(rawValue: 1 << 0)
+    public static let readWrite = OpenFlags(rawValue: 1 << 1)
+    public static let create = OpenFlags(rawValue: 1 << 2)
+    public static let exclusive = OpenFlags(rawValue: 1 << 3)
+    public static let append = OpenFlags(rawValue: 1 << 4)
+    public static let directory = OpenFlags(rawValue: 1 << 5)
+    /// Never follow a symlink in the last component (rule 9). Always added by `PosixFileSystem`
+    /// except for the spool root itself.
+    public static let followSymlinks = OpenFlags(rawValue: 1 << 6)
+    public static let truncate = OpenFlags(rawValue: 1 << 7)
+    /// O_NONBLOCK: opening a FIFO must not hang the daemon.
+    public static let nonBlocking = OpenFlags(rawValue: 1 << 8)
+}
+
+extension FileSystem {
+    /// Writes the whole buffer, looping over short writes.
+    public func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer, label: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = try write(fd, from: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            if n <= 0 { throw SystemError("write", path: label, code: 5 /* EIO */) }
+            offset += n
+        }
+    }
+
+    public func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8], label: String) throws {
+        try bytes.withUnsafeBytes { (buffer) throws in try writeAll(fd, buffer, label: label) }
+    }
+
+    /// Reads at most `limit` bytes; returns nil when the file holds more (a size cap, rule 9).
+    public func readAll(_ fd: FileDescriptor, limit: Int) throws -> [UInt8]? {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = try chunk.withUnsafeMutableBytes { (b) throws in try read(fd, into: b) }
+            if n == 0 { return result }
+            if result.count + n > limit { return nil }
+            result.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    /// Runs `body` with `fd` and closes it afterwards, whatever happens.
+    public func closing<T>(_ fd: FileDescriptor, _ body: (FileDescriptor) throws -> T) throws -> T {
+        defer { close(fd) }
+        return try body(fd)
+    }
+}

@@ -1,0 +1,53 @@
+import Glibc
+
+/// Event-driven pickup of new files (`inotify(7)`), so an idle daemon does no polling.
+public final class InotifyWatcher: @unchecked Sendable {
+    public struct Event: Equatable, Sendable {
+        public var watch: Int32
+        public var name: String
+        public var mask: UInt32
+        /// The kernel dropped events: the caller must rescan.
+        public var overflowed: Bool { mask & UInt32(IN_Q_OVERFLOW) != 0 }
+    }
+
+    /// A writer finished (close-write) or a file was renamed in (moved-to): the Maildir events.
+    public static let arrivals = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
+
+    public let fd: Int32
+
+    public init() throws {
+        fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard fd >= 0 else { throw SystemError("inotify_init1", path: "-", code: errno) }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// Watches the directory open as `directory` (through /proc/self/fd, so no path is re-resolved).
+    @discardableResult
+    public func watch(_ directory: FileDescriptor, label: String, mask: UInt32 = InotifyWatcher.arrivals) throws -> Int32 {
+        let wd = inotify_add_watch(fd, "/proc/self/fd/\(directory.rawValue)", mask | UInt32(IN_ONLYDIR))
+        guard wd >= 0 else { throw SystemError("inotify_add_watch", path: label, code: errno) }
+        return wd
+    }
+
+    /// Everything queued now; empty when nothing is.
+    public func readEvents() -> [Event] {
+        var events: [Event] = []
+        let size = 64 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 8)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer, size)
+            if n <= 0 { return events }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= n {
+                let header = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let nameStart = offset + MemoryLayout<inotify_event>.size
+                let nameBytes = UnsafeRawBufferPointer(start: buffer + nameStart, count: Int(header.len))
+                let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                events.append(Event(watch: header.wd, name: name, mask: header.mask))
+                offset = nameStart + Int(header.len)
+            }
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Glibc
+
+/// The real `FileSystem`: thin wrappers over the `*at` system calls, EINTR retried once here.
+public struct PosixFileSystem: FileSystem {
+    public init() {}
+
+    private func retrying(_ call: () -> Int32) -> Int32 {
+        while true {
+            let r = call()
+            if r == -1 && errno == EINTR { continue }
+            return r
+        }
+    }
+
+    private func dir(_ d: FileDescriptor?) -> Int32 { d?.rawValue ?? AT_FDCWD }
+
+    public func open(_ name: String, relativeTo directory: FileDescriptor?, flags: OpenFlags, mode: UInt32)
+        throws -> FileDescriptor
+    {
+        var raw = O_CLOEXEC
+        if flags.contains(.readWrite) { raw |= O_RDWR } else if flags.contains(.writeOnly) { raw |= O_WRONLY }
+        if flags.contains(.create) { raw |= O_CREAT }
+        if flags.contains(.exclusive) { raw |= O_EXCL }
+        if flags.contains(.append) { raw |= O_APPEND }
+        if flags.contains(.directory) { raw |= O_DIRECTORY }
+        if flags.contains(.truncate) { raw |= O_TRUNC }
+        if flags.contains(.nonBlocking) { raw |= O_NONBLOCK }
+        if !flags.contains(.followSymlinks) { raw |= O_NOFOLLOW }
+        let fd = retrying { openat(dir(directory), name, raw, mode_t(mode)) }
+        guard fd >= 0 else { throw SystemError("open", path: name, code: errno) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    public func close(_ fd: FileDescriptor) { _ = Glibc.close(fd.rawValue) }
+
+    public func read(_ fd: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let n = Glibc.read(fd.rawValue, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw SystemError("read", path: "fd \(fd.rawValue)", code: errno)
+        }
+    }
+
+    public func write(_ fd: FileDescriptor, from buffer: UnsafeRawBufferPointer) throws -> Int {
+        while true {
+            let n = Glibc.write(fd.rawValue, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw SystemError("write", path: "fd \(fd.rawValue)", code: errno)
+        }
+    }
+
+    public func sync(_ fd: FileDescriptor, label: String) throws {
+        // Deliberately not retried on EINTR-like failures either: after a failed fsync the kernel
+        // may have dropped the dirty pages, and a second "success" would be a lie.
+        guard fsync(fd.rawValue) == 0 else { throw SystemError("fsync", path: label, code: errno) }
+    }
+
+    public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
+        throws
+    {
+        guard retrying({ renameat(fromDirectory.rawValue, from, toDirectory.rawValue, to) }) == 0 else {
+            throw SystemError("rename", path: "\(from) -> \(to)", code: errno)
+        }
+    }
+
+    public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
+        guard retrying({ unlinkat(directory.rawValue, name, isDirectory ? AT_REMOVEDIR : 0) }) == 0 else {
+            throw SystemError("unlink", path: name, code: errno)
+        }
+    }
+
+    public func makeDirectory(_ name: String, in directory: FileDescriptor?, mode: UInt32) throws {
+        guard retrying({ mkdirat(dir(directory), name, mode_t(mode)) }) == 0 else {
+            throw SystemError("mkdir", path: name, code: errno)
+        }
+    }
+
+    public func status(of fd: FileDescriptor) throws -> FileStatus {
+        var st = stat()
+        guard fstat(fd.rawValue, &st) == 0 else { throw SystemError("fstat", path: "fd \(fd.rawValue)", code: errno) }
+        return FileStatus(st)
+    }
+
+    public func status(of name: String, in directory: FileDescriptor) throws -> FileStatus {
+        var st = stat()
+        guard fstatat(directory.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw SystemError("stat", path: name, code: errno)
+        }
+        return FileStatus(st)
+    }
+
+    public func list(_ directory: FileDescriptor) throws -> [DirectoryEntry] {
+        // fdopendir takes ownership of its descriptor, so hand it a duplicate.
+        let copy = dup(directory.rawValue)
+        guard copy >= 0 else { throw SystemError("dup", path: "fd \(directory.rawValue)", code: errno) }
+        guard let stream = fdopendir(copy) else {
+            let code = errno
+            _ = Glibc.close(copy)
+            throw SystemError("opendir", path: "fd \(directory.rawValue)", code: code)
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var entries: [DirectoryEntry] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw SystemError("readdir", path: "fd \(directory.rawValue)", code: errno) }
+                return entries
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            let type: FileStatus.FileType
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): type = .regular
+            case Int32(DT_DIR): type = .directory
+            case Int32(DT_LNK): type = .symlink
+            case Int32(DT_FIFO): type = .fifo
+            case Int32(DT_SOCK): type = .socket
+            case Int32(DT_CHR): type = .characterDevice
+            case Int32(DT_BLK): type = .blockDevice
+            default: type = .unknown
+            }
+            entries.append(DirectoryEntry(name: name, type: type))
+        }
+    }
+
+    public func setModificationTime(_ fd: FileDescriptor, milliseconds: Int64) throws {
+        let t = timespec(tv_sec: Int(milliseconds / 1000), tv_nsec: Int(milliseconds % 1000) * 1_000_000)
+        var times = (t, t)
+        let r = withUnsafePointer(to: &times) { ptr in
+            ptr.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(fd.rawValue, $0) }
+        }
+        guard r == 0 else { throw SystemError("futimens", path: "fd \(fd.rawValue)", code: errno) }
+    }
+
+    public func lock(_ fd: FileDescriptor, exclusive: Bool, wait: Bool) throws -> Bool {
+        let op = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)
+        if retrying({ flock(fd.rawValue, op) }) == 0 { return true }
+        if errno == EWOULDBLOCK { return false }
+        throw SystemError("flock", path: "fd \(fd.rawValue)", code: errno)
+    }
+
+    public func unlock(_ fd: FileDescriptor) throws {
+        guard retrying({ flock(fd.rawValue, LOCK_UN) }) == 0 else {
+            throw SystemError("flock", path: "fd \(fd.rawValue)", code: errno)
+        }
+    }
+
+    public func truncate(_ fd: FileDescriptor, to length: Int64) throws {
+        guard retrying({ ftruncate(fd.rawValue, off_t(length)) }) == 0 else {
+            throw SystemError("ftruncate", path: "fd \(fd.rawValue)", code: errno)
+        }
+    }
+
+    public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
+        let r = lseek(fd.rawValue, 0, SEEK_END)
+        guard r >= 0 else { throw SystemError("lseek", path: "fd \(fd.rawValue)", code: errno) }
+        return Int64(r)
+    }
+}
