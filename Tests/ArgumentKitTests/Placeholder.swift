@@ -1,5 +1,0 @@
-import XCTest
-
-final class ArgumentKitTestsPlaceholder: XCTestCase {
-    func testBuilds() {}
-}
