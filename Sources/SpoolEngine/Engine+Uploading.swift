@@ -57,14 +57,15 @@ extension Engine {
                 method: configuration.method, blobPath: spool.path(of: blob, at: transition.record.to!),
                 size: metadata.size, contentType: metadata.contentType, headers: headers)
             log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")
-            transport.start(request) { [weak self] outcome in self?.uploadFinished(id, outcome) }
+            let inbox = self.inbox
+            transport.start(request) { outcome in inbox.post(id, outcome) }
         }
     }
 
     /// Records every finished upload in one batch: removed (or done/), back to pending with its
     /// next-attempt time, or parked in failed/ with the attempt history.
     func finishCompletedUploads(now: Timestamp) throws {
-        let finished = takeCompletions()
+        let finished = inbox.takeAll()
         guard !finished.isEmpty else { return }
         var transitions: [SpoolTransition] = []
         var messages: [String] = []
@@ -202,6 +203,7 @@ struct EngineItemError: Error, CustomStringConvertible {
 }
 
 func formatSeconds(_ seconds: Double) -> String {
+    if seconds < 1 { return "\(Int(seconds * 1000)) ms" }
     if seconds < 10 { return "\(Double(Int(seconds * 10)) / 10) s" }
     if seconds < 120 { return "\(Int(seconds)) s" }
     if seconds < 7200 { return "\(Int(seconds / 60)) min" }

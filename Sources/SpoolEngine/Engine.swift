@@ -2,7 +2,6 @@ import SpoolCore
 import SpoolStore
 import SpoolSystem
 import SpoolTransport
-import Synchronization
 
 /// The daemon: ingests incoming/, claims due items, uploads them, and records each outcome.
 ///
@@ -34,24 +33,17 @@ public final class Engine {
     var nextRescan: Timestamp
     var nextSettleCheck: Timestamp?
 
-    let wakeup: WakeupPipe
     let watcher: InotifyWatcher
     var incomingWatch: Int32 = -1
     var pendingWatch: Int32 = -1
 
-    private let completions = Mutex<[Completion]>([])
-    private let stopRequests = Mutex(0)
+    let inbox: CompletionInbox
 
     /// An upload in progress: what it was started with, to finish its record.
     struct Upload {
         var metadata: ItemMetadata
         var startedAt: Timestamp
         var isProbe: Bool
-    }
-
-    struct Completion {
-        var id: ItemID
-        var outcome: UploadOutcome
     }
 
     /// The endpoint is unreachable: uploads pause, one probe at a time.
@@ -73,19 +65,22 @@ public final class Engine {
         self.configuration = configuration
         self.log = log
         self.idGenerator = ItemIDGenerator(processTag: processTag)
-        self.wakeup = try WakeupPipe()
+        self.inbox = try CompletionInbox()
         self.watcher = try InotifyWatcher()
         self.nextRescan = clock.now().adding(seconds: configuration.rescanSeconds)
     }
 
     /// Asks the loop to stop: the first request stops new work and lets uploads finish; the
     /// second cancels them and hands their attempts back. Safe from any thread.
-    public func requestStop() {
-        stopRequests.withLock { $0 += 1 }
-        wakeup.signal()
+    public func requestStop() { inbox.requestStop() }
+
+    /// A stop handle for signal handlers, usable from any thread.
+    public var stopHandle: @Sendable () -> Void {
+        let inbox = self.inbox
+        return { inbox.requestStop() }
     }
 
-    var stopLevel: Int { stopRequests.withLock { $0 } }
+    var stopLevel: Int { inbox.stopLevel }
 
     /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did.
     public func run() throws -> RunSummary {
@@ -113,8 +108,8 @@ public final class Engine {
             }
             try compactIndexIfLarge()
             let timeout = stopping ? 1000 : pollTimeout(now: now)
-            _ = Poller.wait(for: [watcher.fd, wakeup.readFD], timeoutMilliseconds: timeout)
-            wakeup.drain()
+            _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
+            inbox.wakeup.drain()
         }
         return summary
     }
@@ -131,19 +126,6 @@ public final class Engine {
         else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
-    }
-
-    /// Called by the transport on its own thread.
-    func uploadFinished(_ id: ItemID, _ outcome: UploadOutcome) {
-        completions.withLock { $0.append(Completion(id: id, outcome: outcome)) }
-        wakeup.signal()
-    }
-
-    func takeCompletions() -> [Completion] {
-        completions.withLock { list in
-            defer { list.removeAll(keepingCapacity: true) }
-            return list
-        }
     }
 
     func compactIndexIfLarge() throws {

@@ -29,7 +29,15 @@ public struct EventLog: Sendable {
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= minimumLevel else { return }
         let line = "\(clock().iso8601) spoold \(level.label): \(message())\n"
-        _ = line.withCString { fputs($0, stderr) }
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = write(2, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { break }
+                offset += n
+            }
+        }
     }
 
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }

@@ -74,10 +74,11 @@ public final class IndexFile {
                 continue
             }
             defer { _ = try? unlock(file) }
-            _ = try fs.seekToEnd(file)
-            try fs.writeAll(file, bytes, label: SpoolFolder.indexFileName)
+            // A brand-new index (first command on a fresh spool) starts with its header.
+            let framed = try fs.seekToEnd(file) == 0 ? IndexLogCodec.encodeHeader() + bytes : bytes
+            try fs.writeAll(file, framed, label: SpoolFolder.indexFileName)
             try fs.sync(file, label: SpoolFolder.indexFileName)
-            appendedBytes += Int64(bytes.count)
+            appendedBytes += Int64(framed.count)
             return
         }
     }

@@ -4,6 +4,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAFolder(String)
     case alreadyRunning(path: String, pid: String)
     case noSuchItem(String)
+    case ambiguousItem(String, Int)
 
     public var description: String {
         switch self {
@@ -12,6 +13,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyRunning(let path, let pid):
             "another spoold (pid \(pid)) is already working on \(path); stop it first, or use another --spool"
         case .noSuchItem(let id): "no item '\(id)' in the spool (see 'spoold ls')"
+        case .ambiguousItem(let prefix, let count): "'\(prefix)' matches \(count) items; give more of the id"
         }
     }
 }

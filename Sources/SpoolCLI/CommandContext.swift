@@ -1,0 +1,66 @@
+import Glibc
+import SpoolCore
+import SpoolEngine
+import SpoolTransport
+
+/// What a command may touch besides its arguments: the environment, the clock, output streams.
+public struct CommandContext: Sendable {
+    public var environment: [String: String]
+    public var clock: any Clock
+    public var log: EventLog
+
+    public init(environment: [String: String], clock: any Clock = SystemClock()) {
+        self.environment = environment
+        self.clock = clock
+        let level: EventLog.Level = switch environment["SPOOLD_LOG"] {
+        case "debug": .debug
+        case "warning": .warning
+        case "error": .error
+        default: .info
+        }
+        self.log = EventLog(minimumLevel: level, clock: { [clock] in clock.now() })
+    }
+
+    /// Writes to standard output (results: ids, tables, json).
+    public func print(_ text: String) {
+        Output.write(text + "\n", to: 1)
+    }
+
+    /// Writes to standard error (problems, with the program name).
+    public func complain(_ text: String) {
+        Output.write("spoold: \(text)\n", to: 2)
+    }
+}
+
+enum Output {
+    static func write(_ text: String, to fd: Int32) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n <= 0 { return }
+                offset += n
+            }
+        }
+    }
+
+    /// `1.5 KiB`, `3.2 MiB`.
+    static func bytes(_ count: Int64) -> String {
+        if count < 1024 { return "\(count) B" }
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count) / 1024
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+        return "\(Double(Int(value * 10)) / 10) \(units[unit])"
+    }
+
+    /// `42s`, `5m`, `3h`, `2d`.
+    static func age(_ seconds: Double) -> String {
+        let s = max(0, Int(seconds))
+        if s < 120 { return "\(s)s" }
+        if s < 7200 { return "\(s / 60)m" }
+        if s < 172_800 { return "\(s / 3600)h" }
+        return "\(s / 86400)d"
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentKit
+import SpoolStore
+
+/// Options shared by several commands, declared once so their help reads the same everywhere.
+enum CommonOptions {
+    static let spool = OptionSpec(
+        "spool", kind: .value, valueName: "DIR", help: "The spool directory; its layout is created on first use.",
+        defaultDescription: "$SPOOLD_SPOOL, then ./spool")
+    static let json = OptionSpec.flag("json", help: "Print JSON instead of a table.")
+
+    static func spoolPath(_ arguments: ParsedArguments, _ context: CommandContext) -> String {
+        arguments.value("spool") ?? context.environment["SPOOLD_SPOOL"].flatMap { $0.isEmpty ? nil : $0 } ?? "spool"
+    }
+
+    /// Opens the spool for a command that must not create one (inspection commands).
+    static func openExisting(_ path: String) throws -> Spool {
+        try Spool(path: path, create: false)
+    }
+
+    /// `--header 'Name: value'`, validated.
+    static func headers(_ arguments: ParsedArguments, command: String) throws -> [String: String] {
+        var headers: [String: String] = [:]
+        for text in arguments.values("header") {
+            guard let (name, value) = HeaderValidation.parse(text) else {
+                throw ArgumentError(
+                    "invalid --header '\(text)': expected 'Name: value' with a token name, no line breaks, and not one of "
+                        + HeaderValidation.reserved.sorted().joined(separator: ", "),
+                    command: command)
+            }
+            headers[name] = value
+        }
+        return headers
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentKit
+import Dispatch
+import Glibc
+import SpoolCore
+import SpoolEngine
+import SpoolStore
+import SpoolTransport
+
+/// `spoold run` and `spoold drain`: the same engine, one waits for more files, one exits when done.
+struct DaemonCommand {
+    static func spec(drain: Bool) -> CommandSpec {
+        CommandSpec(
+            name: drain ? "drain" : "run",
+            abstract: drain
+                ? "Ingest and upload everything, waiting out retries, then exit."
+                : "Ingest and upload until SIGTERM/SIGINT (the default command).",
+            discussion: drain
+                ? """
+                Exit codes:
+                  0  every item was uploaded
+                  1  some items ended in failed/ during this drain (see 'spoold ls failed')
+                  2  usage error
+                  3  the spool could not be used, or a write could not be made durable
+                  4  another spoold is already working on this spool
+                """
+                : """
+                On SIGTERM or SIGINT spoold stops taking work, lets uploads in progress finish (their
+                outcome is recorded as usual), and exits 0. A second signal cancels them; their
+                attempts are handed back uncounted.
+                Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
+                4 another spoold is already working on this spool.
+                """,
+            options: [
+                CommonOptions.spool,
+                OptionSpec("url", valueName: "URL",
+                           help: "Where to upload. A URL ending in '/' gets the original file name appended (percent-encoded); {name} and {id} are substituted.",
+                           defaultDescription: "$SPOOLD_URL"),
+                OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
+                OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256).", defaultDescription: "4"),
+                OptionSpec("max-attempts", valueName: "N", help: "Attempts per item before it is parked in failed/ (1-100).",
+                           defaultDescription: "3"),
+                OptionSpec("retry-base", valueName: "SECONDS",
+                           help: "Backoff before the second attempt; doubles after each failure, with jitter.",
+                           defaultDescription: "1"),
+                OptionSpec("max-backoff", valueName: "SECONDS", help: "Longest wait between attempts (also caps Retry-After).",
+                           defaultDescription: "300"),
+                OptionSpec("timeout", valueName: "SECONDS", help: "Overall deadline of one request, enforced by spoold.",
+                           defaultDescription: "300"),
+                OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
+                           defaultDescription: "60"),
+                OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
+                           help: "A header sent with every request; an item's own headers win."),
+                OptionSpec("settle", valueName: "SECONDS",
+                           help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
+                           defaultDescription: "2"),
+                .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
+                .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
+            ],
+            positionals: [])
+    }
+
+    var drain: Bool
+    var spoolPath: String
+    var configuration: EngineConfiguration
+    var timeout: Double
+    var idleTimeout: Double
+    var verbose: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
+        let command = drain ? "drain" : "run"
+        self.drain = drain
+        spoolPath = CommonOptions.spoolPath(arguments, context)
+        guard let url = arguments.value("url") ?? context.environment["SPOOLD_URL"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            throw ArgumentError("no upload URL: give --url URL or set SPOOLD_URL", command: command)
+        }
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
+            throw ArgumentError("--url '\(url)' is not an http:// or https:// URL", command: command)
+        }
+        let method = (arguments.value("method") ?? "PUT").uppercased()
+        guard method == "PUT" || method == "POST" else {
+            throw ArgumentError("--method must be PUT or POST, not '\(arguments.value("method")!)'", command: command)
+        }
+        let policy = RetryPolicy(
+            maximumAttempts: try arguments.int("max-attempts", range: 1...100) ?? 3,
+            baseDelaySeconds: try arguments.seconds("retry-base", range: 0...86_400) ?? 1,
+            maximumBackoffSeconds: try arguments.seconds("max-backoff", range: 0...604_800) ?? 300)
+        configuration = EngineConfiguration(
+            url: URLTemplate(url), method: method,
+            concurrency: try arguments.int("concurrency", range: 1...256) ?? 4,
+            policy: policy, keepDone: arguments.flag("keep-done"),
+            settleSeconds: try arguments.seconds("settle", range: 0...86_400) ?? 2,
+            exitWhenIdle: drain, headers: try CommonOptions.headers(arguments, command: command))
+        timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
+        idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
+        verbose = arguments.flag("verbose")
+    }
+
+    func run(context: CommandContext) throws -> ExitCode {
+        signal(SIGPIPE, SIG_IGN)
+        var log = context.log
+        if verbose { log.minimumLevel = .debug }
+        let spool = try Spool(path: spoolPath)
+        let lock = try SpoolLock(spool: spool)
+        let transport = URLSessionTransport(
+            concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout)
+        let engine = try Engine(
+            spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
+            processTag: UInt64.random(in: 0...UInt64.max))
+        let signals = SignalForwarder(engine.stopHandle)
+        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
+        let summary = try engine.run()
+        withExtendedLifetime((lock, signals, transport)) {}
+        log.info("\(drain ? "drain finished" : "stopped"): \(summary.line)")
+        return drain && summary.failed > 0 ? .partial : .success
+    }
+}
+
+/// Turns SIGTERM and SIGINT into stop requests (the default action would kill mid-transition).
+final class SignalForwarder {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        var sources: [any DispatchSourceSignal] = []
+        for sig in [SIGTERM, SIGINT] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            sources.append(source)
+        }
+        self.sources = sources
+    }
+
+    deinit { for source in sources { source.cancel() } }
+}

@@ -1,0 +1,88 @@
+import ArgumentKit
+import Foundation
+import SpoolCore
+import SpoolStore
+
+/// `spoold ls [STATE]`: one line per item: id, state, attempts, size, age, last error.
+struct ListCommand: SpooldCommand {
+    static let spec = CommandSpec(
+        name: "ls",
+        abstract: "One line per item: id, state, attempts, size, age, last error.",
+        options: [CommonOptions.spool, CommonOptions.json],
+        positionals: [PositionalSpec("STATE", help: "pending, inflight, failed or done (default: all but done).", optional: true)])
+
+    var spoolPath: String
+    var states: [ItemState]
+    var json: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws {
+        spoolPath = CommonOptions.spoolPath(arguments, context)
+        json = arguments.flag("json")
+        if let text = arguments.positionals.first {
+            guard let state = ItemState(rawValue: text) else {
+                throw ArgumentError("unknown state '\(text)' (expected pending, inflight, failed or done)", command: "ls")
+            }
+            states = [state]
+        } else {
+            states = [.pending, .inflight, .failed]
+        }
+    }
+
+    func run(context: CommandContext) throws -> ExitCode {
+        let spool = try CommonOptions.openExisting(spoolPath)
+        let inventory = try SpoolInventory.load(spool, states: states)
+        let now = context.clock.now()
+        var rows: [[String: Any]] = []
+        var lines: [[String]] = [["ID", "STATE", "ATTEMPTS", "SIZE", "AGE", "LAST ERROR"]]
+        for item in inventory.items {
+            let metadata = item.hasJSON ? try? spool.readMetadata(item.id, at: item.location) : nil
+            let lastError: String
+            if !item.hasJSON { lastError = "metadata missing" }
+            else if let metadata {
+                lastError = metadata.failureReason ?? metadata.lastAttempt.map { a in
+                    a.outcome == "success" ? "" : (a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? a.outcome)
+                } ?? ""
+            } else { lastError = "unreadable metadata" }
+            let age = createdAt(item.id).map { $0.seconds(until: now) } ?? 0
+            let size = item.blobSize ?? metadata?.size ?? 0
+            if json {
+                var row: [String: Any] = [
+                    "id": item.id.rawValue, "state": item.location.state.rawValue, "attempts": item.location.attempt,
+                    "size": size, "ageSeconds": Int(age), "lastError": lastError,
+                ]
+                if let name = metadata?.originalName { row["originalName"] = name }
+                if item.location.state == .pending, let due = item.jsonModified { row["nextDue"] = due.iso8601 }
+                rows.append(row)
+            } else {
+                lines.append([item.id.rawValue, item.location.state.rawValue, "\(item.location.attempt)", Output.bytes(size),
+                              Output.age(age), oneLine(lastError, max: 80)])
+            }
+        }
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
+            context.print(String(decoding: data, as: UTF8.self))
+        } else if lines.count > 1 {
+            context.print(Table.render(lines))
+        }
+        return .success
+    }
+}
+
+func oneLine(_ text: String, max: Int) -> String {
+    let flat = text.map { $0 == "\n" || $0 == "\r" || $0 == "\t" ? " " : $0 }
+    return flat.count <= max ? String(flat) : String(flat.prefix(max - 1)) + "…"
+}
+
+/// Left-aligned columns separated by two spaces; the last column is not padded.
+enum Table {
+    static func render(_ rows: [[String]]) -> String {
+        guard let columns = rows.first?.count else { return "" }
+        var widths = [Int](repeating: 0, count: columns)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = Swift.max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                i == columns - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

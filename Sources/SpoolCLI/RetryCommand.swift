@@ -1,0 +1,78 @@
+import ArgumentKit
+import SpoolCore
+import SpoolStore
+
+/// `spoold retry (ID... | --all)`: failed → pending, attempt count back to .a0.
+struct RetryCommand: SpooldCommand {
+    static let spec = CommandSpec(
+        name: "retry",
+        abstract: "Move failed items back to pending with their attempt count reset to .a0.",
+        discussion: """
+        The attempt history is kept in the item's json (with the time of the retry), so 'spoold show'
+        still explains what happened. A running daemon picks the items up at once.
+        Exit codes: 0 all retried, 1 some ids were not found or not in failed/, 2 usage error.
+        """,
+        options: [CommonOptions.spool, .flag("all", help: "Retry every item in failed/.")],
+        positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
+
+    var spoolPath: String
+    var ids: [String]
+    var all: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws {
+        spoolPath = CommonOptions.spoolPath(arguments, context)
+        ids = arguments.positionals
+        all = arguments.flag("all")
+        guard all != !ids.isEmpty else {
+            throw ArgumentError(all ? "give either ids or --all, not both" : "give the ids to retry, or --all", command: "retry")
+        }
+    }
+
+    func run(context: CommandContext) throws -> ExitCode {
+        let spool = try CommonOptions.openExisting(spoolPath)
+        let inventory = try SpoolInventory.load(spool, states: [.failed, .pending, .inflight, .done])
+        var chosen: [SpoolInventory.Item] = []
+        var problems = 0
+        if all {
+            chosen = inventory.items.filter { $0.location.state == .failed }
+        } else {
+            for text in ids {
+                do {
+                    let item = try inventory.find(text)
+                    guard item.location.state == .failed else {
+                        context.complain("\(item.id) is in \(item.location.state.rawValue)/, not failed/; left as it is")
+                        problems += 1
+                        continue
+                    }
+                    chosen.append(item)
+                } catch {
+                    context.complain("\(error)")
+                    problems += 1
+                }
+            }
+        }
+        let now = context.clock.now()
+        var transitions: [SpoolTransition] = []
+        for item in chosen {
+            guard item.blobSize != nil else {
+                context.complain("\(item.id) has no payload (.blob) left; it cannot be retried (purge it instead)")
+                problems += 1
+                continue
+            }
+            let to = ItemLocation(.pending, attempt: 0)
+            var metadata = try? spool.readMetadata(item.id, at: item.location)
+            if var m = metadata {
+                m.retriedAt = (m.retriedAt ?? []) + [now.iso8601]
+                m.failureReason = nil
+                metadata = m
+            }
+            transitions.append(SpoolTransition(IndexRecord(.retry, item.id, from: item.location, to: to), metadata: metadata, notBefore: now))
+        }
+        let results = try spool.commit(transitions)
+        for (transition, result) in zip(transitions, results) {
+            if result == .moved { context.print("\(transition.record.id)") }
+            else { context.complain("\(transition.record.id) vanished before it could be retried"); problems += 1 }
+        }
+        return problems == 0 ? .success : .partial
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentKit
+import SpoolCore
+import SpoolStore
+
+/// `spoold show ID`: an item's metadata and attempt history.
+struct ShowCommand: SpooldCommand {
+    static let spec = CommandSpec(
+        name: "show",
+        abstract: "An item's metadata and attempt history.",
+        options: [CommonOptions.spool, .flag("json", help: "Print the item's .json file as it is.")],
+        positionals: [PositionalSpec("ID", help: "The item's id, or a unique prefix of it.")])
+
+    var spoolPath: String
+    var id: String
+    var json: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws {
+        spoolPath = CommonOptions.spoolPath(arguments, context)
+        id = arguments.positionals[0]
+        json = arguments.flag("json")
+    }
+
+    func run(context: CommandContext) throws -> ExitCode {
+        let spool = try CommonOptions.openExisting(spoolPath)
+        let item = try SpoolInventory.load(spool).find(id)
+        let folder = SpoolFolder(item.location.state)
+        let jsonName = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .json)
+        if json {
+            let bytes = try spool.readSmallFile(jsonName.description, in: folder, limit: ItemMetadata.maximumEncodedSize)
+            context.print(String(decoding: bytes, as: UTF8.self).trimmingTrailingNewline)
+            return .success
+        }
+        context.print("id        \(item.id)")
+        context.print("state     \(item.location.state.rawValue) (\(folder.rawValue)/\(item.id).a\(item.location.attempt).*)")
+        context.print("attempts  \(item.location.attempt)")
+        if item.location.state == .pending, let due = item.jsonModified {
+            context.print("next try  \(due.iso8601)")
+        }
+        guard item.hasJSON else {
+            context.print("metadata  missing (blob \(item.blobSize.map(Output.bytes) ?? "missing"))")
+            return .success
+        }
+        let metadata: ItemMetadata
+        do { metadata = try spool.readMetadata(item.id, at: item.location) } catch {
+            context.print("metadata  unreadable: \(error)")
+            return .success
+        }
+        context.print("name      \(metadata.originalName)")
+        context.print("size      \(metadata.size) B\(item.blobSize == nil ? " (blob missing)" : "")")
+        context.print("type      \(metadata.contentType)")
+        context.print("created   \(metadata.createdAt)")
+        for (name, value) in metadata.headers.sorted(by: { $0.key < $1.key }) { context.print("header    \(name): \(value)") }
+        for (name, value) in metadata.fields.sorted(by: { $0.key < $1.key }) { context.print("field     \(name)=\(value)") }
+        if let reason = metadata.failureReason { context.print("failed    \(reason)") }
+        for retried in metadata.retriedAt ?? [] { context.print("retried   \(retried)") }
+        for a in metadata.attempts {
+            var line = "attempt \(a.number)  \(a.startedAt)  \(a.outcome)"
+            if let status = a.httpStatus { line += "  HTTP \(status)" }
+            if let error = a.error { line += "  \(error)" }
+            context.print(line)
+            if let excerpt = a.responseExcerpt { context.print("          response: \(oneLine(excerpt, max: 200))") }
+        }
+        return .success
+    }
+}
+
+extension String {
+    var trimmingTrailingNewline: String { hasSuffix("\n") ? String(dropLast()) : self }
+}

@@ -1,0 +1,80 @@
+import ArgumentKit
+import Foundation
+import SpoolCore
+import SpoolStore
+
+/// `spoold status`: counts and bytes per state, oldest age, next due, whether a daemon runs.
+struct StatusCommand: SpooldCommand {
+    static let spec = CommandSpec(
+        name: "status",
+        abstract: "Counts and bytes per state, oldest item, next retry, whether a daemon runs.",
+        options: [CommonOptions.spool, CommonOptions.json],
+        positionals: [])
+
+    var spoolPath: String
+    var json: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws {
+        spoolPath = CommonOptions.spoolPath(arguments, context)
+        json = arguments.flag("json")
+    }
+
+    func run(context: CommandContext) throws -> ExitCode {
+        let spool = try CommonOptions.openExisting(spoolPath)
+        let inventory = try SpoolInventory.load(spool)
+        let now = context.clock.now()
+        let daemon = SpoolLock.holder(of: spool)
+        var rows: [(state: String, count: Int, bytes: Int64, oldest: Double?)] = []
+        for state in ItemState.allCases {
+            let items = inventory.items.filter { $0.location.state == state }
+            let oldest = items.map(\.id).min().flatMap { createdAt($0) }.map { $0.seconds(until: now) }
+            rows.append((state.rawValue, items.count, items.reduce(0) { $0 + ($1.blobSize ?? 0) }, oldest))
+        }
+        let nextDue = inventory.items.filter { $0.location.state == .pending }.compactMap(\.jsonModified).min()
+
+        if json {
+            var object: [String: Any] = [
+                "spool": spool.path,
+                "daemon": daemon.map { ["running": true, "pid": Int($0) ?? 0] as [String: Any] } ?? ["running": false],
+                "incoming": ["count": inventory.incomingFiles, "bytes": inventory.incomingBytes],
+            ]
+            for row in rows {
+                var entry: [String: Any] = ["count": row.count, "bytes": row.bytes]
+                if let oldest = row.oldest { entry["oldestAgeSeconds"] = Int(oldest) }
+                object[row.state] = entry
+            }
+            if let nextDue { object["nextDue"] = nextDue.iso8601 }
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            context.print(String(decoding: data, as: UTF8.self))
+            return .success
+        }
+
+        context.print("spool    \(spool.path)")
+        context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
+        context.print("incoming \(inventory.incomingFiles) file(s), \(Output.bytes(inventory.incomingBytes))")
+        for row in rows where row.count > 0 || row.state != "done" {
+            let oldest = row.oldest.map { ", oldest \(Output.age($0))" } ?? ""
+            context.print("\(row.state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(row.count) item(s), \(Output.bytes(row.bytes))\(oldest)")
+        }
+        if let nextDue {
+            let wait = now.seconds(until: nextDue)
+            context.print("next due " + (wait <= 0 ? "now" : "in \(Output.age(wait)) (\(nextDue.iso8601))"))
+        }
+        if !inventory.strays.isEmpty {
+            context.print("strays   \(inventory.strays.count) file(s) that are not items, e.g. \(inventory.strays[0])")
+        }
+        return .success
+    }
+}
+
+/// The creation time encoded in an id's first 19 characters.
+func createdAt(_ id: ItemID) -> Timestamp? {
+    let s = id.rawValue
+    guard s.count >= 19 else { return nil }
+    let digits = Array(s.utf8.prefix(18))
+    func n(_ from: Int, _ len: Int) -> Int {
+        digits[from..<(from + len)].reduce(0) { $0 * 10 + Int($1 - 48) }
+    }
+    return CivilTime(year: n(0, 4), month: n(4, 2), day: n(6, 2), hour: n(9, 2), minute: n(11, 2), second: n(13, 2),
+                     millisecond: n(15, 3)).timestamp
+}

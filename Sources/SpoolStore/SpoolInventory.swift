@@ -1,0 +1,73 @@
+import SpoolCore
+import SpoolSystem
+
+/// A read-only census of a spool for the inspection commands (`status`, `ls`, `show`, `retry`,
+/// `purge`): one pass over each folder, one fstatat per file. Safe while a daemon runs: a file
+/// that vanishes between readdir and stat is simply skipped.
+public struct SpoolInventory {
+    public struct Item: Sendable {
+        public var id: ItemID
+        public var location: ItemLocation
+        public var hasJSON: Bool
+        public var blobSize: Int64?
+        /// The json's mtime: for a pending item, when it may next be tried.
+        public var jsonModified: Timestamp?
+    }
+
+    public var items: [Item]
+    /// Regular, non-dot files waiting in incoming/ (sidecars excluded).
+    public var incomingFiles: Int
+    public var incomingBytes: Int64
+    /// Names in state folders that are not item files.
+    public var strays: [String]
+
+    public static func load(_ spool: Spool, states: [ItemState] = ItemState.allCases) throws -> SpoolInventory {
+        var items: [Item] = []
+        var strays: [String] = []
+        for state in states {
+            let folder = SpoolFolder(state)
+            let fd = spool.descriptor(folder)
+            var byID: [ItemID: Item] = [:]
+            for entry in try spool.list(folder) {
+                guard let name = ItemFileName(parsing: entry.name) else {
+                    if !entry.name.hasPrefix(".") { strays.append("\(folder.rawValue)/\(entry.name)") }
+                    continue
+                }
+                guard let status = try? spool.fs.status(of: entry.name, in: fd) else { continue }
+                var item = byID[name.id] ?? Item(
+                    id: name.id, location: ItemLocation(state, attempt: name.attempt), hasJSON: false)
+                switch name.kind {
+                case .json:
+                    item.hasJSON = true
+                    item.location = ItemLocation(state, attempt: name.attempt)
+                    item.jsonModified = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds)
+                case .blob:
+                    item.blobSize = status.size
+                }
+                byID[name.id] = item
+            }
+            items += byID.values.sorted { $0.id < $1.id }
+        }
+        var files = 0
+        var bytes: Int64 = 0
+        let incoming = spool.descriptor(.incoming)
+        for entry in try spool.list(.incoming)
+        where !entry.name.hasPrefix(".") && !entry.name.hasSuffix(SpoolFolder.sidecarSuffix) {
+            guard let status = try? spool.fs.status(of: entry.name, in: incoming), status.type == .regular else { continue }
+            files += 1
+            bytes += status.size
+        }
+        return SpoolInventory(items: items, incomingFiles: files, incomingBytes: bytes, strays: strays)
+    }
+
+    /// Finds an item by full id or unique prefix.
+    public func find(_ text: String) throws -> Item {
+        if let exact = items.first(where: { $0.id.rawValue == text }) { return exact }
+        let matches = items.filter { $0.id.rawValue.hasPrefix(text) }
+        guard matches.count == 1 else {
+            if matches.isEmpty { throw SpoolError.noSuchItem(text) }
+            throw SpoolError.ambiguousItem(text, matches.count)
+        }
+        return matches[0]
+    }
+}
