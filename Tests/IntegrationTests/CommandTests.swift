@@ -1,0 +1,91 @@
+import Foundation
+import UploadReceiver
+import XCTest
+
+/// enqueue, status, ls, show, purge and help, run as a user would.
+final class CommandTests: XCTestCase {
+    func testEnqueue_printsOneIDPerFile_andDrainUploadsThemWithTheirHeadersAndFields() throws {
+        let spool = try TestSpool(self)
+        var paths: [String] = []
+        for i in 0..<200 {
+            let path = spool.root + "/src-\(i).txt"
+            try Data(payload(i, seed: UInt64(i))).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let result = try SpooldProcess.run(
+            ["enqueue", "--spool", spool.path, "--header", "X-Batch: 42", "--field", "site=north"] + paths)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(result.lines.count, 200)
+        XCTAssertEqual(result.lines, result.lines.sorted(), "ids sort in enqueue order")
+        XCTAssertEqual(spool.files(in: "pending").count, 400)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: paths[0]), "copied, not moved")
+        let json = try spool.json("pending/\(result.lines[3]).a0.json")
+        XCTAssertEqual(json["headers"] as? [String: String], ["X-Batch": "42"])
+        XCTAssertEqual(json["fields"] as? [String: String], ["site": "north"])
+        XCTAssertEqual(json["originalName"] as? String, "src-3.txt")
+
+        let receiver = UploadReceiver(script: .always(204))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let drain = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", receiver.baseURL + "/f/{id}"])
+        XCTAssertEqual(drain.exitCode, 0, drain.stderr)
+        XCTAssertEqual(receiver.requests.count, 200)
+        XCTAssertEqual(Set(receiver.requests.map(\.target)), Set(result.lines.map { "/f/\($0)" }))
+        XCTAssertTrue(receiver.requests.allSatisfy { $0.header("X-Batch") == "42" })
+    }
+
+    func testEnqueue_move_renamesTheFile_andSkipsWhatItCannotAdd() throws {
+        let spool = try TestSpool(self)
+        let path = spool.root + "/moved.bin"
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))
+        let result = try SpooldProcess.run(["enqueue", "--spool", spool.path, "--move", path, spool.root + "/missing.bin", spool.root])
+        XCTAssertEqual(result.exitCode, 1, "some files were skipped")
+        XCTAssertEqual(result.lines.count, 1)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+        XCTAssertTrue(result.stderr.contains("missing.bin"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("not a regular file"), result.stderr)
+        XCTAssertEqual(spool.files(in: "pending"), ["\(result.lines[0]).a0.blob", "\(result.lines[0]).a0.json"])
+    }
+
+    func testStatusLsShowPurge_describeAndRemoveItems() throws {
+        let spool = try TestSpool(self)
+        let src = spool.root + "/note.txt"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: src))
+        let id = try XCTUnwrap(SpooldProcess.run(["enqueue", "--spool", spool.path, src]).lines.first)
+
+        let status = try SpooldProcess.run(["status", "--spool", spool.path])
+        XCTAssertEqual(status.exitCode, 0)
+        XCTAssertTrue(status.stdout.contains("pending  1 item(s), 5 B"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("not running"), status.stdout)
+
+        let ls = try SpooldProcess.run(["ls", "--spool", spool.path])
+        XCTAssertEqual(ls.lines.count, 2)
+        XCTAssertTrue(ls.lines[1].hasPrefix(id + "  pending  0"), ls.stdout)
+
+        let show = try SpooldProcess.run(["show", "--spool", spool.path, String(id.prefix(30))])
+        XCTAssertEqual(show.exitCode, 0, show.stderr)
+        XCTAssertTrue(show.stdout.contains("name      note.txt"), show.stdout)
+
+        let purge = try SpooldProcess.run(["purge", "--spool", spool.path, id])
+        XCTAssertEqual(purge.exitCode, 0, purge.stderr)
+        XCTAssertEqual(spool.itemFiles, [])
+        let again = try SpooldProcess.run(["purge", "--spool", spool.path, id])
+        XCTAssertEqual(again.exitCode, 1)
+        XCTAssertTrue(again.stderr.contains("no item"), again.stderr)
+    }
+
+    func testEveryCommandHasHelp_andInspectionNeverCreatesASpool() throws {
+        for command in ["run", "drain", "enqueue", "status", "ls", "show", "retry", "purge"] {
+            let result = try SpooldProcess.run([command, "--help"])
+            XCTAssertEqual(result.exitCode, 0, command)
+            XCTAssertTrue(result.stdout.hasPrefix("Usage: spoold \(command)"), "\(command): \(result.stdout.prefix(80))")
+        }
+        let top = try SpooldProcess.run(["--help"])
+        XCTAssertTrue(top.stdout.contains("drain"), top.stdout)
+        let spool = try TestSpool(self)
+        let missing = try SpooldProcess.run(["status", "--spool", spool.root + "/nope"])
+        XCTAssertEqual(missing.exitCode, 3)
+        XCTAssertTrue(missing.stderr.contains("no spool at"), missing.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: spool.root + "/nope"))
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import UploadReceiver
+import XCTest
+
+/// `spoold drain` against our loopback receiver: the issue's end-to-end promises.
+final class DrainTests: XCTestCase {
+    private func startReceiver(_ script: ResponseScript = .always(201)) throws -> UploadReceiver {
+        let receiver = UploadReceiver(script: script)
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        return receiver
+    }
+
+    private func drain(_ spool: TestSpool, _ receiver: UploadReceiver, _ extra: [String] = []) throws -> SpooldProcess.Result {
+        try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.05", "--settle", "0"] + extra)
+    }
+
+    func testDrain_variedSizesAndNames_arriveByteForByteExactlyOnce() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let files: [(String, [UInt8])] = [
+            ("empty.bin", []), ("one byte", [0x42]), ("photo 1.jpg", payload(70_000, seed: 1)),
+            ("naïve résumé ünïcode.txt", payload(1234, seed: 2)), ("100%;done.csv", payload(4096, seed: 3)),
+            ("big.dat", payload(5 << 20, seed: 4)), ("a;b=c&d?e#f.txt", payload(10, seed: 5)),
+        ]
+        for (name, bytes) in files { try spool.drop(name, bytes) }
+
+        let result = try drain(spool, receiver)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        let requests = receiver.requests
+        XCTAssertEqual(requests.count, files.count, "each item is sent exactly once")
+        var byName: [String: [UInt8]] = [:]
+        for request in requests {
+            XCTAssertEqual(request.method, "PUT")
+            XCTAssertTrue(request.target.hasPrefix("/up/"), request.target)
+            byName[percentDecode(String(request.target.dropFirst(4)))] = request.body
+        }
+        for (name, bytes) in files {
+            XCTAssertEqual(byName[name]?.count, bytes.count, name)
+            XCTAssertTrue(byName[name] == bytes, "body of \(name) differs")
+        }
+        XCTAssertEqual(Set(requests.compactMap { $0.header("Idempotency-Key") }).count, files.count)
+        XCTAssertEqual(spool.itemFiles, [], "the spool is empty after success")
+        XCTAssertEqual(spool.files(in: "incoming"), [])
+    }
+
+    func testDrain_serverAlways500_threeRequestsOneKey_itemParkedAsA3() throws {
+        let receiver = try startReceiver(.always(500))
+        let spool = try TestSpool(self)
+        try spool.drop("report.json", Array("{\"x\":1}".utf8))
+
+        let result = try drain(spool, receiver)
+
+        XCTAssertEqual(result.exitCode, 1, "drain exits 1 when items ended in failed/")
+        XCTAssertEqual(receiver.requests.count, 3)
+        let keys = Set(receiver.requests.compactMap { $0.header("Idempotency-Key") })
+        XCTAssertEqual(keys.count, 1)
+        let id = try XCTUnwrap(keys.first)
+        XCTAssertEqual(spool.files(in: "failed"), ["\(id).a3.blob", "\(id).a3.json"])
+        XCTAssertEqual(spool.files(in: "pending"), [])
+        let json = try spool.json("failed/\(id).a3.json")
+        let attempts = try XCTUnwrap(json["attempts"] as? [[String: Any]])
+        XCTAssertEqual(attempts.count, 3)
+        XCTAssertEqual(attempts.map { $0["httpStatus"] as? Int }, [500, 500, 500])
+        XCTAssertEqual(json["originalName"] as? String, "report.json")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: spool.path + "/failed/\(id).a3.blob")), Data("{\"x\":1}".utf8))
+    }
+
+    func testDrain_failsTwiceThenAccepts_uploadedOnAttemptThree() throws {
+        let receiver = try startReceiver(.perKey([.status(503), .status(500)], then: .status(201)))
+        let spool = try TestSpool(self)
+        try spool.drop("flaky.txt", payload(100, seed: 9))
+
+        let result = try drain(spool, receiver)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 3)
+        XCTAssertEqual(Set(receiver.requests.compactMap { $0.header("Idempotency-Key") }).count, 1)
+        XCTAssertEqual(receiver.requests.last?.body, payload(100, seed: 9))
+        XCTAssertTrue(result.stderr.contains("attempt 3"), result.stderr)
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
+    func testRetryAll_bringsFailedBackAsA0_andALaterDrainUploadsIt() throws {
+        let receiver = try startReceiver(.always(500))
+        let spool = try TestSpool(self)
+        try spool.drop("later.txt", payload(33, seed: 7))
+        XCTAssertEqual(try drain(spool, receiver).exitCode, 1)
+        let id = try XCTUnwrap(receiver.requests.first?.header("Idempotency-Key"))
+
+        let retry = try SpooldProcess.run(["retry", "--spool", spool.path, "--all"])
+        XCTAssertEqual(retry.exitCode, 0, retry.stderr)
+        XCTAssertEqual(retry.lines, [id])
+        XCTAssertEqual(spool.files(in: "pending"), ["\(id).a0.blob", "\(id).a0.json"])
+        XCTAssertEqual(spool.files(in: "failed"), [])
+
+        receiver.setScript(.always(201))
+        let second = try drain(spool, receiver)
+        XCTAssertEqual(second.exitCode, 0, second.stderr)
+        XCTAssertEqual(receiver.requests.count, 4)
+        XCTAssertEqual(receiver.requests.last?.header("Idempotency-Key"), id, "the key survives a retry")
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
+    func testDrain_finalClientError_oneRequestStraightToFailed() throws {
+        let receiver = try startReceiver(.always(400))
+        let spool = try TestSpool(self)
+        try spool.drop("bad.txt", [1, 2, 3])
+        let result = try drain(spool, receiver)
+        XCTAssertEqual(result.exitCode, 1)
+        XCTAssertEqual(receiver.requests.count, 1)
+        XCTAssertEqual(spool.files(in: "failed").count, 2)
+        XCTAssertTrue(spool.files(in: "failed").allSatisfy { $0.contains(".a1.") })
+    }
+
+    func testDrain_hostileEntriesInIncoming_areLeftAloneAndNeverRead() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let secret = spool.root + "/secret.txt"
+        try Data("TOP SECRET".utf8).write(to: URL(fileURLWithPath: secret))
+        try FileManager.default.createSymbolicLink(atPath: spool.incoming + "/link-to-secret", withDestinationPath: secret)
+        XCTAssertEqual(mkfifo(spool.incoming + "/a-fifo", 0o644), 0)
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/a-folder", withIntermediateDirectories: false)
+        try spool.drop("good.txt", [7])
+
+        let result = try drain(spool, receiver)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 1, "only the regular file is uploaded")
+        XCTAssertEqual(receiver.requests.first?.body, [7])
+        XCTAssertFalse(receiver.requests.contains { $0.body == Array("TOP SECRET".utf8) })
+        XCTAssertEqual(spool.files(in: "incoming"), ["a-fifo", "a-folder", "link-to-secret"], "left where they were")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: secret)), Data("TOP SECRET".utf8))
+        for name in ["a-fifo", "a-folder", "link-to-secret"] {
+            XCTAssertTrue(result.stderr.contains("incoming/\(name)"), "\(name) is reported: \(result.stderr)")
+        }
+    }
+
+    func testDrain_sidecarHeadersGoOnTheWire_andAMalformedSidecarParksTheItem() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        try Data(#"{"contentType":"image/jpeg","headers":{"X-Camera":"trap-7"},"fields":{"caption":"fox"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: spool.incoming + "/fox.jpg.meta.json"))
+        try spool.drop("fox.jpg", [0xff, 0xd8])
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: spool.incoming + "/broken.txt.meta.json"))
+        try spool.drop("broken.txt", [1])
+
+        let result = try drain(spool, receiver)
+
+        XCTAssertEqual(result.exitCode, 1, "the malformed sidecar's item ends in failed/")
+        XCTAssertEqual(receiver.requests.count, 1)
+        let request = try XCTUnwrap(receiver.requests.first)
+        XCTAssertEqual(request.header("X-Camera"), "trap-7")
+        XCTAssertEqual(request.header("Content-Type"), "image/jpeg")
+        let failed = spool.files(in: "failed")
+        XCTAssertEqual(failed.count, 2)
+        let json = try spool.json("failed/" + failed.first { $0.hasSuffix(".json") }!)
+        XCTAssertTrue((json["failureReason"] as? String ?? "").contains("broken.txt.meta.json"), "\(json)")
+        XCTAssertEqual(spool.files(in: "incoming"), [], "sidecars are consumed with their file")
+    }
+
+    func testDrain_usageErrors_exitTwoWithAClearMessage() throws {
+        let spool = try TestSpool(self)
+        let noURL = try SpooldProcess.run(["drain", "--spool", spool.path])
+        XCTAssertEqual(noURL.exitCode, 2)
+        XCTAssertTrue(noURL.stderr.contains("--url"), noURL.stderr)
+        let typo = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "http://127.0.0.1:1/", "--concurency", "3"])
+        XCTAssertEqual(typo.exitCode, 2)
+        XCTAssertTrue(typo.stderr.contains("--concurrency"), "suggests the right option: \(typo.stderr)")
+        let badURL = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "ftp://x/"])
+        XCTAssertEqual(badURL.exitCode, 2)
+    }
+
+    func testDrain_emptySpool_exitsZeroAtOnce() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let result = try drain(spool, receiver)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 0)
+        for folder in ["incoming", "pending", "inflight", "failed", "tmp"] {
+            var isDir: ObjCBool = false
+            XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/" + folder, isDirectory: &isDir) && isDir.boolValue)
+        }
+    }
+}

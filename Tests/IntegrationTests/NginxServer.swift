@@ -1,0 +1,128 @@
+import Foundation
+import XCTest
+
+/// A real nginx on 127.0.0.1 with a WebDAV location that stores PUT bodies, for byte-exact checks
+/// against a server we did not write. Installed by scripts/test; the test skips (saying so) without it.
+final class NginxServer {
+    let root: String
+    let port: Int
+    private let process = Process()
+
+    static var binary: String? {
+        ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    init(binary: String) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-nginx-\(UUID().uuidString)").path
+        for sub in ["www/up", "body", "logs"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
+        }
+        chmod(root, 0o777)
+        for sub in ["www", "www/up", "body", "logs"] { chmod(root + "/" + sub, 0o777) }
+        port = try NginxServer.freePort()
+        let user = getuid() == 0 ? "user root root;" : ""
+        let config = """
+        \(user)
+        worker_processes 1;
+        pid \(root)/nginx.pid;
+        error_log \(root)/logs/error.log warn;
+        events { worker_connections 256; }
+        http {
+            access_log off;
+            client_body_temp_path \(root)/body;
+            server {
+                listen 127.0.0.1:\(port);
+                location /up/ {
+                    root \(root)/www;
+                    dav_methods PUT;
+                    create_full_put_path on;
+                    client_max_body_size 0;
+                }
+            }
+        }
+        """
+        try config.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-p", root, "-c", root + "/nginx.conf", "-g", "daemon off;"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitUntilListening()
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    var errorLog: String { (try? String(contentsOfFile: root + "/logs/error.log", encoding: .utf8)) ?? "" }
+
+    /// nginx has no readiness event we can wait on, so try to connect, a bounded number of times.
+    private func waitUntilListening() throws {
+        for _ in 0..<200 {
+            if NginxServer.canConnect(port) { return }
+            guard process.isRunning else { break }
+            usleep(25_000)
+        }
+        throw NSError(domain: "nginx", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \(errorLog)"])
+    }
+
+    static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ok else { throw NSError(domain: "nginx", code: 2) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+final class NginxTests: XCTestCase {
+    func testDrain_toRealNginx_storesEveryBodyByteForByte() throws {
+        guard let binary = NginxServer.binary else {
+            throw XCTSkip("nginx is not installed (scripts/test installs it from Debian packages)")
+        }
+        let nginx = try NginxServer(binary: binary)
+        addTeardownBlock { nginx.stop() }
+        let spool = try TestSpool(self)
+        let files: [(String, [UInt8])] = [
+            ("zero.bin", []), ("small file.txt", payload(17, seed: 11)), ("ünïcode;%.dat", payload(200_000, seed: 12)),
+            ("large.bin", payload(3 << 20, seed: 13)),
+        ]
+        for (name, bytes) in files { try spool.drop(name, bytes) }
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:\(nginx.port)/up/", "--settle", "0"])
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + nginx.errorLog)
+        for (name, bytes) in files {
+            let stored = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/www/up/" + name))
+            XCTAssertEqual(stored.count, bytes.count, name)
+            XCTAssertTrue(stored == Data(bytes), "\(name) differs on nginx's disk")
+        }
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+}

@@ -1,0 +1,73 @@
+import Dispatch
+import Foundation
+import XCTest
+
+/// Runs the built `spoold` binary, as a user would, and captures what it printed.
+///
+/// Output goes to files (no pipe can fill up and stall the child); completion is awaited on the
+/// process's termination handler, never by sleeping.
+final class SpooldProcess: @unchecked Sendable {
+    struct Result {
+        var exitCode: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// `.build/<config>/spoold`, beside the test bundle.
+    static var binaryPath: String {
+        if let override = ProcessInfo.processInfo.environment["SPOOLD_BINARY"] { return override }
+        return Bundle.main.bundleURL.appendingPathComponent("spoold").path
+    }
+
+    let process = Process()
+    private let outURL: URL
+    private let errURL: URL
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(_ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-proc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        outURL = dir.appendingPathComponent("stdout")
+        errURL = dir.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: SpooldProcess.binaryPath)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["SPOOLD_SPOOL"] = nil
+        env["SPOOLD_URL"] = nil
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = FileHandle.nullDevice
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
+        try process.run()
+    }
+
+    /// Runs to completion (killed after `timeout` seconds, which fails the test).
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
+                    file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+        try SpooldProcess(arguments, environment: environment).wait(timeout: timeout, file: file, line: line)
+    }
+
+    func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
+
+    func wait(timeout: Double, file: StaticString = #filePath, line: UInt = #line) throws -> Result {
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            _ = exited.wait(timeout: .now() + 10)
+            XCTFail("spoold \(process.arguments ?? []) did not finish within \(timeout) s; stderr:\n\(readErr())", file: file, line: line)
+        }
+        return Result(exitCode: process.terminationStatus, stdout: read(outURL), stderr: readErr())
+    }
+
+    func readErr() -> String { read(errURL) }
+
+    private func read(_ url: URL) -> String {
+        (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+    }
+}

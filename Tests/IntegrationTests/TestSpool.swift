@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+
+/// A spool in a fresh temporary directory, removed when the test ends.
+struct TestSpool {
+    let root: String
+    var path: String { root + "/spool" }
+    var incoming: String { path + "/incoming" }
+
+    init(_ test: XCTestCase) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-it-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root + "/spool/incoming", withIntermediateDirectories: true)
+        let root = self.root
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    /// Drops a file the Maildir way: written under a dot-name, then renamed into incoming/.
+    func drop(_ name: String, _ bytes: [UInt8]) throws {
+        let tmp = incoming + "/.\(UUID().uuidString).part"
+        try Data(bytes).write(to: URL(fileURLWithPath: tmp))
+        try FileManager.default.moveItem(atPath: tmp, toPath: incoming + "/" + name)
+    }
+
+    func files(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path + "/" + folder)) ?? []).sorted()
+    }
+
+    /// All item files in the state folders and tmp/ (incoming/ excluded).
+    var itemFiles: [String] { ["pending", "inflight", "failed", "done", "tmp"].flatMap { f in files(in: f).map { "\(f)/\($0)" } } }
+
+    func json(_ relative: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path + "/" + relative))
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}
+
+/// Deterministic bytes for payloads (SplitMix64), so a mismatch is reproducible.
+func payload(_ count: Int, seed: UInt64) -> [UInt8] {
+    var state = seed &+ 0x9E37_79B9_7F4A_7C15
+    var out = [UInt8]()
+    out.reserveCapacity(count)
+    while out.count < count {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        withUnsafeBytes(of: z) { out.append(contentsOf: $0.prefix(count - out.count)) }
+    }
+    return out
+}
+
+func percentDecode(_ s: String) -> String { s.removingPercentEncoding ?? s }
