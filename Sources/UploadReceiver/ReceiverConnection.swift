@@ -58,7 +58,7 @@ final class ReceiverConnection {
         }
 
         var (record, script) = core.beginRequest(head, connectionIndex: index)
-        let response = script.decide(record)
+        let response = script.response(for: record)
         if response.fault == .closeBeforeBody {
             core.markHandled(record)
             return false
@@ -85,9 +85,9 @@ final class ReceiverConnection {
         case .malformed:
             _ = sink.finish(complete: false)
             record.answeredStatus = 400
-            core.update(record)
-            refuse(status: 400, reason: "malformed chunked body")
+            let sent = stream.send(ResponseEncoder.refusal(status: 400, reason: "malformed chunked body"))
             core.markHandled(record)
+            if sent { stream.lingeringShutdown(seconds: 1) }
             return false
         }
 

@@ -16,6 +16,12 @@ public struct ResponseScript: Sendable {
         self.decide = decide
     }
 
+    /// What the script answers to `request`; the receiver calls this once per request. Calling
+    /// it directly counts too (it advances `perKey`'s counters).
+    public func response(for request: ReceivedRequest) -> ScriptedResponse {
+        decide(request)
+    }
+
     /// Every request gets `status` with an empty body.
     public static func always(_ status: Int) -> ResponseScript {
         let response = ScriptedResponse.status(status)

@@ -40,6 +40,7 @@ final class SocketStream {
                 consume(1)
             }
             if let (headLength, consumed) = findEndOfHead(from: scanFrom) {
+                if headLength > limit { return .tooLong }
                 let head = Array(pending[pendingStart..<(pendingStart + headLength)])
                 consume(consumed)
                 return .bytes(head)
