@@ -1,1 +1,0 @@
-// Placeholder: this module's files land in later commits.

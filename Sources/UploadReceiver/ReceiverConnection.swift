@@ -1,0 +1,180 @@
+/// Serves one accepted connection on its own thread: reads requests one after another
+/// (keep-alive), asks the script what to do with each, reads the body, and answers or applies
+/// the scripted fault.
+///
+/// Per request: parse the head → log it (index assigned) → call the script once with the
+/// head-only record → `closeBeforeBody` closes here → send `100 Continue` if expected → read the
+/// body (`closeMidBody` stops halfway and closes) → store it if 2xx and a store directory is set
+/// → `neverAnswer` holds the connection → otherwise send the response.
+final class ReceiverConnection {
+    /// Longest chunk-size line accepted in a chunked body.
+    static let maximumChunkLineBytes = 4096
+
+    private let core: ReceiverCore
+    private let stream: SocketStream
+    private let index: Int
+
+    init(core: ReceiverCore, fd: Int32, index: Int) {
+        self.core = core
+        self.stream = SocketStream(fd: fd)
+        self.index = index
+    }
+
+    /// Serves requests until the connection closes; the caller closes the socket.
+    func run() {
+        while serveOneRequest() {}
+    }
+
+    private enum BodyOutcome {
+        case complete
+        /// The peer closed (or the receiver stopped) before the body ended.
+        case ended
+        /// The chunked framing was broken.
+        case malformed
+        /// `closeMidBody` read its half.
+        case stoppedHalfway
+    }
+
+    /// Returns whether the connection stays open for another request.
+    private func serveOneRequest() -> Bool {
+        let headBytes: [UInt8]
+        switch stream.readHead(limit: ReceiverCore.maximumHeadBytes) {
+        case .closed:
+            return false
+        case .tooLong:
+            refuse(status: 431, reason: "request head larger than 64 KiB")
+            return false
+        case .bytes(let bytes):
+            headBytes = bytes
+        }
+        let head: RequestHead
+        let framing: RequestHead.BodyFraming
+        do {
+            head = try RequestHead(parsing: headBytes)
+            framing = try head.bodyFraming()
+        } catch {
+            refuse(status: error.status, reason: error.reason)
+            return false
+        }
+
+        var (record, script) = core.beginRequest(head, connectionIndex: index)
+        let response = script.response(for: record)
+        if response.fault == .closeBeforeBody {
+            core.markHandled(record)
+            return false
+        }
+        if head.expectsContinue, !stream.send(ResponseEncoder.continueResponse) {
+            core.markHandled(record)
+            return false
+        }
+
+        let storesBody = response.fault == .none && (200..<300).contains(response.status)
+        let sink = BodySink(
+            keepsInMemory: core.keepsBodiesInMemory, storePath: storesBody ? core.storePath(for: record) : nil)
+        let outcome = readBody(framing, into: sink, stopHalfway: response.fault == .closeMidBody)
+        record.body = sink.kept
+        record.bodyLength = sink.length
+        record.bodyComplete = outcome == .complete
+        switch outcome {
+        case .complete:
+            break
+        case .ended, .stoppedHalfway:
+            _ = sink.finish(complete: false)
+            core.markHandled(record)
+            return false
+        case .malformed:
+            _ = sink.finish(complete: false)
+            record.answeredStatus = 400
+            let sent = stream.send(ResponseEncoder.refusal(status: 400, reason: "malformed chunked body"))
+            core.markHandled(record)
+            if sent { stream.lingeringShutdown(seconds: 1) }
+            return false
+        }
+
+        var answer = response
+        record.storedPath = sink.finish(complete: true)
+        if let failure = sink.storeFailure {
+            answer = .status(507, body: failure + "\n", headers: [("Content-Type", "text/plain")])
+        }
+        if response.fault == .neverAnswer {
+            core.markHandled(record)
+            stream.discardUntilClosed()
+            return false
+        }
+
+        let closing = !head.keepsAlive || ResponseEncoder.asksToClose(answer) || core.isStopping
+        record.answeredStatus = answer.status
+        core.update(record)  // the client may look at the log as soon as it has the response
+        let sent = stream.send(ResponseEncoder.encode(answer, forHEAD: head.method == "HEAD", closing: closing))
+        core.markHandled(record)
+        if closing, sent { stream.lingeringShutdown(seconds: 1) }
+        return sent && !closing
+    }
+
+    private func readBody(_ framing: RequestHead.BodyFraming, into sink: BodySink, stopHalfway: Bool) -> BodyOutcome {
+        switch framing {
+        case .none:
+            return stopHalfway ? .stoppedHalfway : .complete
+        case .length(let length):
+            if stopHalfway { return stream.readExactly(length / 2, sink.append) ? .stoppedHalfway : .ended }
+            return stream.readExactly(length, sink.append) ? .complete : .ended
+        case .chunked:
+            return readChunkedBody(into: sink, stopHalfway: stopHalfway)
+        }
+    }
+
+    /// Decodes `Transfer-Encoding: chunked`; chunk extensions and trailers are ignored.
+    private func readChunkedBody(into sink: BodySink, stopHalfway: Bool) -> BodyOutcome {
+        while true {
+            let sizeLine: [UInt8]
+            switch stream.readLine(limit: ReceiverConnection.maximumChunkLineBytes) {
+            case .closed: return .ended
+            case .tooLong: return .malformed
+            case .bytes(let line): sizeLine = line
+            }
+            guard let size = ReceiverConnection.chunkSize(sizeLine) else { return .malformed }
+            if size == 0 { return readTrailers() }
+            if stopHalfway { return stream.readExactly(size / 2, sink.append) ? .stoppedHalfway : .ended }
+            guard stream.readExactly(size, sink.append) else { return .ended }
+            switch stream.readLine(limit: 2) {
+            case .closed: return .ended
+            case .tooLong: return .malformed
+            case .bytes(let line): if !line.isEmpty { return .malformed }
+            }
+        }
+    }
+
+    /// Skips trailer fields up to the blank line that ends a chunked body.
+    private func readTrailers() -> BodyOutcome {
+        var total = 0
+        while true {
+            switch stream.readLine(limit: ReceiverCore.maximumHeadBytes) {
+            case .closed: return .ended
+            case .tooLong: return .malformed
+            case .bytes(let line):
+                if line.isEmpty { return .complete }
+                total += line.count
+                if total > ReceiverCore.maximumHeadBytes { return .malformed }
+            }
+        }
+    }
+
+    /// The hexadecimal size at the start of a chunk-size line (before any `;extension`).
+    static func chunkSize(_ line: [UInt8]) -> Int64? {
+        let digits = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != 0x20 && $0 != 0x09 }
+        guard !digits.isEmpty, digits.count <= 15 else { return nil }
+        var size: Int64 = 0
+        for digit in digits {
+            guard let value = StoredFileName.hexValue(digit) else { return nil }
+            size = size << 4 | Int64(value)
+        }
+        return size
+    }
+
+    /// Answers a request the receiver cannot serve, then closes.
+    private func refuse(status: Int, reason: String) {
+        if stream.send(ResponseEncoder.refusal(status: status, reason: reason)) {
+            stream.lingeringShutdown(seconds: 1)
+        }
+    }
+}

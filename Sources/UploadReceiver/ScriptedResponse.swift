@@ -1,0 +1,47 @@
+/// What the receiver does with one request: send a status with headers and body, or apply a
+/// fault that imitates a broken server or network.
+///
+/// `Content-Length`, `Transfer-Encoding` and `Connection` entries in `headers` are ignored: the
+/// receiver frames every response itself (always with `Content-Length`, except 1xx, 204 and 304
+/// which carry no body). A response to a `HEAD` request sends the headers only.
+public struct ScriptedResponse: Sendable {
+    /// How the receiver misbehaves instead of answering.
+    public enum Fault: Sendable, Equatable {
+        /// Answer normally.
+        case none
+        /// Read the head, then close the socket without reading the body or answering (and
+        /// without sending `100 Continue`).
+        case closeBeforeBody
+        /// Read about half of the body, then close without answering. With a chunked body the
+        /// total is unknown, so "half" means half of the first chunk.
+        case closeMidBody
+        /// Read the whole body, then keep the connection open without answering until the
+        /// client closes it or the receiver stops.
+        case neverAnswer
+    }
+
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    public var fault: Fault
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], fault: Fault = .none) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.fault = fault
+    }
+
+    /// A normal answer with a UTF-8 body.
+    public static func status(_ code: Int, body: String = "", headers: [(String, String)] = []) -> ScriptedResponse {
+        ScriptedResponse(status: code, headers: headers, body: Array(body.utf8))
+    }
+
+    /// A fault instead of an answer; the status is irrelevant and set to 0.
+    public static func faulted(_ fault: Fault) -> ScriptedResponse {
+        ScriptedResponse(status: 0, fault: fault)
+    }
+
+    /// Whether the response sends no body and no `Content-Length` whatever the request was.
+    var forbidsBody: Bool { (100..<200).contains(status) || status == 204 || status == 304 }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class UploadReceiverTestsPlaceholder: XCTestCase {
-    func testBuilds() {}
-}

@@ -1,0 +1,114 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import UploadReceiver
+import XCTest
+
+/// Scripts pick responses by arrival order, per idempotency key, or by any rule.
+final class ResponseScriptTests: XCTestCase {
+    private func request(index: Int, key: String?) -> ReceivedRequest {
+        ReceivedRequest(
+            index: index, method: "PUT", target: "/x",
+            headers: key.map { [(name: "Idempotency-Key", value: $0)] } ?? [])
+    }
+
+    func testSequenceAnswersByArrivalIndex() {
+        let script = ResponseScript.sequence([.status(500), .status(503)], thenAlways: .status(201))
+
+        XCTAssertEqual((0..<4).map { script.response(for: request(index: $0, key: nil)).status }, [500, 503, 201, 201])
+    }
+
+    func testPerKeyCountsEachKeySeparately() {
+        let script = ResponseScript.perKey([.status(500), .status(502)], then: .status(201))
+
+        let statuses = ["a", "a", "b", "a", "b", "b", "a"].enumerated().map {
+            script.response(for: request(index: $0.offset, key: $0.element)).status
+        }
+
+        XCTAssertEqual(statuses, [500, 502, 500, 201, 502, 201, 201])
+    }
+
+    func testPerKeyRequestsWithoutKeyShareOneCount() {
+        let script = ResponseScript.perKey([.status(500)], then: .status(201))
+
+        XCTAssertEqual(script.response(for: request(index: 0, key: nil)).status, 500)
+        XCTAssertEqual(script.response(for: request(index: 1, key: nil)).status, 201)
+    }
+
+    func testSequenceOverHTTP() throws {
+        let receiver = UploadReceiver(script: .sequence([.status(500, body: "no"), .status(503)], thenAlways: .status(201)))
+        try receiver.start()
+        defer { receiver.stop() }
+
+        let results = (0..<4).map { _ in URLSessionClient.upload(receiver.baseURL + "/s", body: Data([1, 2])) }
+
+        XCTAssertEqual(results.map(\.status), [500, 503, 201, 201])
+        XCTAssertEqual(String(decoding: results[0].body, as: UTF8.self), "no")
+        XCTAssertTrue(receiver.waitForRequests(count: 4, timeout: 5))
+        XCTAssertEqual(receiver.requests.map(\.answeredStatus), [500, 503, 201, 201])
+    }
+
+    func testPerKeyOverHTTP() throws {
+        let receiver = UploadReceiver(script: .perKey([.status(500)], then: .status(201)))
+        try receiver.start()
+        defer { receiver.stop() }
+
+        let statuses = ["k1", "k2", "k1", "k2", "k1"].map {
+            URLSessionClient.upload(receiver.baseURL + "/p", body: Data([9]), headers: ["Idempotency-Key": $0]).status
+        }
+
+        XCTAssertEqual(statuses, [500, 500, 201, 201, 201])
+    }
+
+    func testScriptCanBeSwappedWhileRunning() throws {
+        let receiver = UploadReceiver(script: .always(500))
+        try receiver.start()
+        defer { receiver.stop() }
+
+        let before = URLSessionClient.upload(receiver.baseURL + "/a", body: Data([1]))
+        receiver.setScript(.always(.status(202, body: "ok", headers: [("X-Reply", "yes")])))
+        let after = URLSessionClient.upload(receiver.baseURL + "/a", body: Data([1]))
+
+        XCTAssertEqual(before.status, 500)
+        XCTAssertEqual(after.status, 202)
+        XCTAssertEqual(after.headers["x-reply"], "yes")
+    }
+
+    func testScriptSeesTheHeadOnlyRequest() throws {
+        let seen = SeenRequests()
+        let receiver = UploadReceiver(script: ResponseScript { request in
+            seen.append(request)
+            return .status(201)
+        })
+        try receiver.start()
+        defer { receiver.stop() }
+
+        _ = URLSessionClient.upload(receiver.baseURL + "/seen", body: Data([1, 2, 3]))
+
+        let request = seen.values.first
+        XCTAssertEqual(request?.target, "/seen")
+        XCTAssertEqual(request?.index, 0)
+        XCTAssertEqual(request?.body, [])
+        XCTAssertEqual(request?.bodyComplete, false)
+        XCTAssertEqual(receiver.requests.first?.body, [1, 2, 3])
+    }
+
+    /// Thread-safe record of what a script was called with.
+    private final class SeenRequests: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stored: [ReceivedRequest] = []
+
+        func append(_ request: ReceivedRequest) {
+            lock.lock()
+            stored.append(request)
+            lock.unlock()
+        }
+
+        var values: [ReceivedRequest] {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+    }
+}
