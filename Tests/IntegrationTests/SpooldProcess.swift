@@ -30,8 +30,8 @@ final class SpooldProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         outURL = dir.appendingPathComponent("stdout")
         errURL = dir.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: SpooldProcess.binaryPath)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
