@@ -6,6 +6,10 @@ enum CommonOptions {
     static let spool = OptionSpec(
         "spool", kind: .value, valueName: "DIR", help: "The spool directory; its layout is created on first use.",
         defaultDescription: "$SPOOLD_SPOOL, then ./spool")
+    /// For inspection commands, which never create a spool (a typo must not make an empty one).
+    static let existingSpool = OptionSpec(
+        "spool", kind: .value, valueName: "DIR", help: "The spool directory (it must exist).",
+        defaultDescription: "$SPOOLD_SPOOL, then ./spool")
     static let json = OptionSpec.flag("json", help: "Print JSON instead of a table.")
 
     static func spoolPath(_ arguments: ParsedArguments, _ context: CommandContext) -> String {

@@ -8,7 +8,7 @@ struct ListCommand: SpooldCommand {
     static let spec = CommandSpec(
         name: "ls",
         abstract: "One line per item: id, state, attempts, size, age, last error.",
-        options: [CommonOptions.spool, CommonOptions.json],
+        options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [PositionalSpec("STATE", help: "pending, inflight, failed or done (default: all but done).", optional: true)])
 
     var spoolPath: String

@@ -11,7 +11,7 @@ struct PurgeCommand: SpooldCommand {
         Items being uploaded (inflight/) are refused while a daemon runs; stop it first.
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
-        options: [CommonOptions.spool, .flag("failed", help: "Purge every item in failed/.")],
+        options: [CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/.")],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
 
     var spoolPath: String

@@ -12,7 +12,7 @@ struct RetryCommand: SpooldCommand {
         still explains what happened. A running daemon picks the items up at once.
         Exit codes: 0 all retried, 1 some ids were not found or not in failed/, 2 usage error.
         """,
-        options: [CommonOptions.spool, .flag("all", help: "Retry every item in failed/.")],
+        options: [CommonOptions.existingSpool, .flag("all", help: "Retry every item in failed/.")],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
 
     var spoolPath: String

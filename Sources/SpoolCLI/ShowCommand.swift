@@ -7,7 +7,7 @@ struct ShowCommand: SpooldCommand {
     static let spec = CommandSpec(
         name: "show",
         abstract: "An item's metadata and attempt history.",
-        options: [CommonOptions.spool, .flag("json", help: "Print the item's .json file as it is.")],
+        options: [CommonOptions.existingSpool, .flag("json", help: "Print the item's .json file as it is.")],
         positionals: [PositionalSpec("ID", help: "The item's id, or a unique prefix of it.")])
 
     var spoolPath: String

@@ -8,7 +8,7 @@ struct StatusCommand: SpooldCommand {
     static let spec = CommandSpec(
         name: "status",
         abstract: "Counts and bytes per state, oldest item, next retry, whether a daemon runs.",
-        options: [CommonOptions.spool, CommonOptions.json],
+        options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [])
 
     var spoolPath: String
