@@ -38,6 +38,8 @@ let package = Package(
         .executableTarget(name: "spoold", dependencies: ["SpoolCLI"], swiftSettings: swiftSettings),
         .target(name: "UploadReceiver", swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
+        // The benchmark's baseline: a bare URLSession upload loop with no durability (scripts/bench).
+        .executableTarget(name: "spoold-bench", dependencies: ["SpoolTransport", "SpoolCore"], swiftSettings: swiftSettings),
 
         .target(
             name: "SpoolTestSupport",

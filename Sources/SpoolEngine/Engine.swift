@@ -129,7 +129,7 @@ public final class Engine {
     }
 
     func compactIndexIfLarge() throws {
-        guard spool.index.appendedBytes > 8 << 20 else { return }
+        guard spool.index.wantsCompaction else { return }
         try spool.index.compact(live: liveRecords())
     }
 

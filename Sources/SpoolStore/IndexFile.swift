@@ -21,8 +21,13 @@ public final class IndexFile {
     private let root: FileDescriptor
     private var fd: FileDescriptor?
     private var identity: (device: UInt64, inode: UInt64)?
-    /// Bytes appended since the last compaction, to decide when to compact.
+    /// Size of the index file as this process last knew it (after open, appends, compaction).
     public private(set) var appendedBytes: Int64 = 0
+    /// Size right after the last compaction: the live state's own size.
+    public private(set) var compactedBytes: Int64 = 0
+
+    /// Compaction pays off once the file holds mostly history: twice the live state, and at least 8 MiB.
+    public var wantsCompaction: Bool { appendedBytes > max(8 << 20, 2 * compactedBytes) }
 
     public init(root: FileDescriptor, fs: any FileSystem) {
         self.root = root
@@ -106,6 +111,7 @@ public final class IndexFile {
         try fs.rename(tmpName, in: root, to: SpoolFolder.indexFileName, in: root)
         try fs.sync(root, label: "spool directory")
         appendedBytes = Int64(bytes.count)
+        compactedBytes = Int64(bytes.count)
         // The old descriptor now names an unlinked file; writers (us included) notice and reopen.
     }
 

@@ -1,0 +1,1 @@
+print("spoold-bench: not written yet")
