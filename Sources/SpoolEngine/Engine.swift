@@ -122,7 +122,10 @@ public final class Engine {
     func pollTimeout(now: Timestamp) -> Int32 {
         var wake = nextRescan
         if let settle = nextSettleCheck { wake = min(wake, settle) }
-        if let outage { wake = min(wake, outage.nextProbe) }
+        if let outage {
+            // While a probe is out, its completion wakes us; don't spin on a past probe time.
+            if !outage.probeInFlight { wake = min(wake, outage.nextProbe) }
+        }
         else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
