@@ -149,7 +149,7 @@ final class RecoveryPlannerTests: XCTestCase {
         let last = [id: IndexRecord(.fail, id, from: loc(.pending, 0), to: loc(.failed, 0))]
         let plan = RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last)
         if plan.items[id] != loc(.pending, 0) {
-            throw XCTSkip("BUG: RecoveryPlanner.swift:50 applies the last record's intent whenever its `from` holds files, so a hand-moved item (complete pair at `from`, nothing at `to`) is moved back to \(plan.items[id].map(String.init(describing:)) ?? "nil")")
+            throw XCTSkip("BUG: RecoveryPlanner.swift:52 applies the last record's intent whenever its `from` holds files, so a hand-moved item (complete pair at `from`, nothing at `to`) is moved back to \(plan.items[id].map(String.init(describing:)) ?? "nil")")
         }
         XCTAssertEqual(plan.repairs, [])
     }
@@ -169,7 +169,7 @@ final class RecoveryPlannerTests: XCTestCase {
         XCTAssertLessThan(ItemLocation(.pending, attempt: 3).progressRank, ItemLocation(.failed, attempt: 3).progressRank)
         XCTAssertLessThan(ItemLocation(.failed, attempt: 3).progressRank, ItemLocation(.done, attempt: 3).progressRank)
         if !clashes.isEmpty {
-            throw XCTSkip("BUG: ItemLocation.swift:33 progressRank ties (\(clashes[0])); RecoveryPlanner.swift:48 then picks the target from Set order, which Swift seeds per process")
+            throw XCTSkip("BUG: ItemLocation.swift:31 progressRank ties (\(clashes[0])); RecoveryPlanner.swift:51 then picks the target from Set order, which Swift seeds per process")
         }
     }
 
