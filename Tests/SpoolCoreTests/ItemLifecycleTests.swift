@@ -1,0 +1,171 @@
+import SpoolCore
+import XCTest
+
+final class ItemLifecycleTests: XCTestCase {
+    let t0 = Timestamp(millisecondsSinceEpoch: 1_795_000_000_000)
+    let policy = RetryPolicy()
+
+    private func fresh() -> ItemLifecycle { ItemLifecycle(location: ItemLocation(.pending, attempt: 0), notBefore: t0) }
+
+    func testDefaultPolicy_givesThreeAttempts() {
+        XCTAssertEqual(RetryPolicy().maximumAttempts, 3)
+    }
+
+    func testClaim_countsAttemptBeforeUpload() {
+        var item = fresh()
+        XCTAssertEqual(item.claim(), .claimAndUpload(from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)))
+        XCTAssertEqual(item.location, ItemLocation(.inflight, attempt: 1))
+        XCTAssertEqual(item.attemptsMade, 1)
+    }
+
+    func testThree500s_failOnTheThirdAttempt() {
+        var item = fresh()
+        var now = t0
+        for attempt in 1...2 {
+            _ = item.claim()
+            let action = item.finish(.status(500), policy: policy, now: now, unitRandom: 0.5)
+            guard case .requeue(let from, let to, let notBefore) = action else { return XCTFail("attempt \(attempt): \(action)") }
+            XCTAssertEqual(from, ItemLocation(.inflight, attempt: attempt))
+            XCTAssertEqual(to, ItemLocation(.pending, attempt: attempt))
+            XCTAssertGreaterThan(notBefore, now)
+            XCTAssertFalse(item.isDue(at: now))
+            XCTAssertTrue(item.isDue(at: notBefore))
+            now = notBefore
+        }
+        XCTAssertEqual(item.claim(), .claimAndUpload(from: ItemLocation(.pending, attempt: 2), to: ItemLocation(.inflight, attempt: 3)))
+        let last = item.finish(.status(500), policy: policy, now: now, unitRandom: 0.5)
+        guard case .fail(let from, let to, let reason) = last else { return XCTFail("\(last)") }
+        XCTAssertEqual(from, ItemLocation(.inflight, attempt: 3))
+        XCTAssertEqual(to, ItemLocation(.failed, attempt: 3))
+        XCTAssertTrue(reason.contains("HTTP 500"), reason)
+        XCTAssertTrue(reason.contains("3 of 3"), reason)
+        XCTAssertEqual(item.state, .failed)
+        XCTAssertFalse(item.isDue(at: now.adding(seconds: 1e6)))
+    }
+
+    func testFailFailSuccess_completes() {
+        var item = fresh()
+        var now = t0
+        for _ in 1...2 {
+            _ = item.claim()
+            guard case .requeue(_, _, let notBefore) = item.finish(.status(503), policy: policy, now: now, unitRandom: 0)
+            else { return XCTFail() }
+            now = notBefore
+        }
+        _ = item.claim()
+        XCTAssertEqual(
+            item.finish(.status(201), policy: policy, now: now, unitRandom: 0),
+            .complete(from: ItemLocation(.inflight, attempt: 3), to: nil))
+        XCTAssertEqual(item.state, .done)
+    }
+
+    func testSuccess_withKeepDone_movesToDone() {
+        var item = fresh()
+        _ = item.claim()
+        XCTAssertEqual(
+            item.finish(.status(200), policy: policy, now: t0, unitRandom: 0, keepDone: true),
+            .complete(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.done, attempt: 1)))
+    }
+
+    func test400_isFinalAfterOneAttempt() {
+        var item = fresh()
+        _ = item.claim()
+        let action = item.finish(.status(400), policy: policy, now: t0, unitRandom: 0)
+        guard case .fail(let from, let to, let reason) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(from, ItemLocation(.inflight, attempt: 1))
+        XCTAssertEqual(to, ItemLocation(.failed, attempt: 1))
+        XCTAssertTrue(reason.contains("HTTP 400"), reason)
+    }
+
+    func testOutage_handsTheAttemptBack_andNeverFails() {
+        var item = fresh()
+        for i in 0..<100 {
+            let now = t0.adding(seconds: Double(i))
+            _ = item.claim()
+            XCTAssertEqual(
+                item.finish(.network("connection refused", beforeSending: true), policy: policy, now: now, unitRandom: 0.9),
+                .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: now))
+            XCTAssertEqual(item.location, ItemLocation(.pending, attempt: 0))
+            XCTAssertTrue(item.isDue(at: now))
+        }
+    }
+
+    func testOutage_afterEarlierFailures_keepsTheirCount() {
+        var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 2), notBefore: t0)
+        _ = item.claim()
+        XCTAssertEqual(
+            item.finish(.network("no route", beforeSending: true), policy: policy, now: t0, unitRandom: 0),
+            .requeue(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 2), notBefore: t0))
+    }
+
+    func testNetworkErrorAfterSending_countsAsAnAttempt() {
+        var item = fresh()
+        _ = item.claim()
+        guard case .requeue(_, let to, _) = item.finish(.network("reset", beforeSending: false), policy: policy, now: t0, unitRandom: 0)
+        else { return XCTFail() }
+        XCTAssertEqual(to, ItemLocation(.pending, attempt: 1))
+    }
+
+    func testRetryAfter_isRespected() {
+        var item = fresh()
+        _ = item.claim()
+        let outcome = UploadOutcome(httpStatus: 503, retryAfterSeconds: 120)
+        XCTAssertEqual(
+            item.finish(outcome, policy: policy, now: t0, unitRandom: 0.99),
+            .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1), notBefore: t0.adding(seconds: 120)))
+    }
+
+    func testRetryAfter_isCappedByMaximumBackoff() {
+        var item = fresh()
+        _ = item.claim()
+        let outcome = UploadOutcome(httpStatus: 429, retryAfterSeconds: 86_400)
+        let action = item.finish(outcome, policy: RetryPolicy(maximumBackoffSeconds: 60), now: t0, unitRandom: 0)
+        XCTAssertEqual(action, .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1), notBefore: t0.adding(seconds: 60)))
+    }
+
+    func testBackoff_withoutRetryAfter_usesThePolicy() {
+        var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 1), notBefore: t0)
+        let policy = RetryPolicy(maximumAttempts: 5, baseDelaySeconds: 10, maximumBackoffSeconds: 1000)
+        _ = item.claim()  // attempt 2: ceiling 20 s
+        XCTAssertEqual(
+            item.finish(.status(500), policy: policy, now: t0, unitRandom: 0),
+            .requeue(from: ItemLocation(.inflight, attempt: 2), to: ItemLocation(.pending, attempt: 2), notBefore: t0.adding(seconds: 10)))
+    }
+
+    func testRecoverInterrupted_keepsTheCount() {
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 2), notBefore: t0)
+        let now = t0.adding(seconds: 5)
+        XCTAssertEqual(
+            item.recoverInterrupted(policy: policy, now: now),
+            .requeue(from: ItemLocation(.inflight, attempt: 2), to: ItemLocation(.pending, attempt: 2), notBefore: now))
+        XCTAssertTrue(item.isDue(at: now))
+    }
+
+    func testRecoverInterrupted_failsWhenItWasTheLastAttempt() {
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 3), notBefore: t0)
+        let action = item.recoverInterrupted(policy: policy, now: t0)
+        guard case .fail(let from, let to, let reason) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(from, ItemLocation(.inflight, attempt: 3))
+        XCTAssertEqual(to, ItemLocation(.failed, attempt: 3))
+        XCTAssertTrue(reason.contains("interrupted"), reason)
+    }
+
+    func testCrashingOnEveryAttempt_stillGivesUpAfterThree() {
+        // Rule 4: claim, crash, recover, claim, crash... the count survives each crash.
+        var item = fresh()
+        var actions: [ItemLifecycle.Action] = []
+        for _ in 1...3 {
+            _ = item.claim()
+            actions.append(item.recoverInterrupted(policy: policy, now: t0))
+        }
+        XCTAssertEqual(item.state, .failed)
+        XCTAssertEqual(actions.filter { if case .fail = $0 { true } else { false } }.count, 1)
+    }
+
+    func testHandBack_returnsTheAttempt() {
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 1), notBefore: t0)
+        XCTAssertEqual(
+            item.handBack(now: t0),
+            .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: t0))
+    }
+}

@@ -1,5 +1,0 @@
-import XCTest
-
-final class SpoolStoreTestsPlaceholder: XCTestCase {
-    func testBuilds() {}
-}

@@ -1,0 +1,39 @@
+import SpoolCore
+import SpoolStore
+import SpoolTestSupport
+import XCTest
+
+final class SpoolInventoryTests: XCTestCase {
+    func testFindByIDOrUniquePrefix_andReportAmbiguity() throws {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        let spool = try temp.open()
+        var items = TestItems()
+        var batch: [NewItem] = []
+        for name in ["alpha.txt", "beta.txt", "gamma.txt"] {
+            try temp.write(Array(name.utf8), to: name, in: .incoming)
+            batch.append(items.incoming(name))
+        }
+        _ = try spool.add(batch)
+        try temp.write([1, 2], to: "waiting", in: .incoming)
+        try temp.write([1], to: ".partial", in: .incoming)
+        try temp.write([1], to: "stray.txt", in: .pending)
+
+        let inventory = try SpoolInventory.load(spool)
+        XCTAssertEqual(inventory.items.map(\.id), batch.map(\.id))
+        XCTAssertEqual(inventory.incomingFiles, 1)
+        XCTAssertEqual(inventory.incomingBytes, 2)
+        XCTAssertEqual(inventory.strays, ["pending/stray.txt"])
+        let beta = batch[1].id.rawValue
+        XCTAssertEqual(try inventory.find(beta).id, batch[1].id)
+        XCTAssertEqual(try inventory.find(String(beta.prefix(19))).id, batch[1].id, "unique prefix")
+        let found = try inventory.find(beta)
+        XCTAssertEqual(found.location, ItemLocation(.pending, attempt: 0))
+        XCTAssertTrue(found.hasJSON)
+        XCTAssertEqual(found.blobSize, Int64("beta.txt".utf8.count))
+        XCTAssertThrowsError(try inventory.find(String(beta.prefix(8)))) {
+            XCTAssertEqual($0 as? SpoolError, .ambiguousItem(String(beta.prefix(8)), 3))
+        }
+        XCTAssertThrowsError(try inventory.find("1999")) { XCTAssertEqual($0 as? SpoolError, .noSuchItem("1999")) }
+    }
+}

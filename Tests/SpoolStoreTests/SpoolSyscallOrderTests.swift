@@ -1,0 +1,173 @@
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+import SpoolTestSupport
+import XCTest
+
+/// RELIABILITY rules 1 and 3, checked on the recorded system calls.
+final class SpoolSyscallOrderTests: XCTestCase {
+    typealias Call = RecordingFileSystem.Call
+    var temp: TemporarySpool!
+    var items = TestItems()
+
+    override func setUpWithError() throws {
+        temp = try TemporarySpool()
+        _ = try temp.open()  // creates the layout, so tests can drop files in first
+    }
+    override func tearDown() { temp.cleanUp() }
+
+    private func index(_ calls: [Call], file: StaticString = #filePath, line: UInt = #line, where match: (Call) -> Bool) -> Int {
+        guard let i = calls.firstIndex(where: match) else {
+            XCTFail("no such call in \(calls.map(\.description))", file: file, line: line)
+            return -1
+        }
+        return i
+    }
+
+    private func isDataSync(_ c: Call, _ name: String, in dir: String) -> Bool {
+        c.operation == .sync && !c.isDirectory && c.name == name && c.directory == dir
+    }
+
+    private func checkAddOrder(source: NewItem, sourceSync: (Call) -> Bool) throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        fs.resetLog()
+        let results = try spool.add([source])
+        XCTAssertEqual(results, [.added(source.id)])
+        let calls = fs.calls
+        let blob = "\(source.id).a0.blob", json = "\(source.id).a0.json"
+
+        let blobSync = index(calls, where: sourceSync)
+        let jsonSync = index(calls) { self.isDataSync($0, json, in: "tmp") }
+        let jsonWrite = index(calls) { $0.operation == .write && $0.name == json }
+        let indexWrite = index(calls) { $0.operation == .write && $0.name == SpoolFolder.indexFileName }
+        let indexSync = index(calls) { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }
+        let blobRename = index(calls) { $0.operation == .rename && $0.toName == blob && $0.toDirectory == "pending" }
+        let jsonRename = index(calls) { $0.operation == .rename && $0.toName == json && $0.toDirectory == "pending" }
+        let pendingSync = index(calls) { $0.operation == .sync && $0.isDirectory && $0.name == "pending" }
+        let trace = calls.map(\.description).joined(separator: "\n")
+
+        XCTAssertLessThan(blobSync, blobRename, "blob data synced before its rename\n\(trace)")
+        XCTAssertLessThan(jsonWrite, jsonSync, trace)
+        XCTAssertLessThan(jsonSync, jsonRename, "json data synced before its rename\n\(trace)")
+        XCTAssertLessThan(indexWrite, indexSync, trace)
+        XCTAssertLessThan(indexSync, blobRename, "index record durable before the renames\n\(trace)")
+        XCTAssertLessThan(blobRename, jsonRename, "json renamed last\n\(trace)")
+        XCTAssertLessThan(jsonRename, pendingSync, "pending/ synced after the renames\n\(trace)")
+        XCTAssertEqual(calls.filter { $0.operation == .sync && $0.isDirectory && $0.name == "pending" }.count, 1, trace)
+        // Nothing renamed after the last directory sync: success is reported on durable state.
+        let lastRename = calls.lastIndex { $0.operation == .rename }!
+        let lastDirSync = calls.lastIndex { $0.operation == .sync && $0.isDirectory }!
+        XCTAssertLessThan(lastRename, lastDirSync, trace)
+    }
+
+    func testAddFromIncoming_syncsDataThenIndexThenRenamesThenFolder() throws {
+        try temp.write(Array("hello".utf8), to: "a.txt", in: .incoming)
+        let item = items.incoming("a.txt")
+        try checkAddOrder(source: item) { self.isDataSync($0, "a.txt", in: "incoming") }
+    }
+
+    func testAddFromIncoming_alsoSyncsIncomingAfterTheRename() throws {
+        try temp.write(Array("hello".utf8), to: "a.txt", in: .incoming)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let item = items.incoming("a.txt")
+        fs.resetLog()
+        _ = try spool.add([item])
+        let calls = fs.calls
+        let rename = index(calls) { $0.operation == .rename && $0.directory == "incoming" }
+        let incomingSync = index(calls) { $0.operation == .sync && $0.isDirectory && $0.name == "incoming" }
+        XCTAssertLessThan(rename, incomingSync)
+    }
+
+    func testAddByCopy_syncsDataThenIndexThenRenamesThenFolder() throws {
+        let source = try temp.write(Array(repeating: 7, count: 3000), atPath: temp.directory + "/outside.bin")
+        let item = items.external(source, move: false)
+        try checkAddOrder(source: item) { self.isDataSync($0, "\(item.id).a0.blob", in: "tmp") }
+    }
+
+    func testAddBatch_syncsEachFolderOnce_andTheIndexOnce() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        var batch: [NewItem] = []
+        for i in 0..<20 {
+            try temp.write([UInt8(i)], to: "f\(i)", in: .incoming)
+            batch.append(items.incoming("f\(i)"))
+        }
+        fs.resetLog()
+        XCTAssertEqual(try spool.add(batch).count, 20)
+        let calls = fs.calls
+        XCTAssertEqual(calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1)
+        for folder in ["pending", "tmp", "incoming"] {
+            XCTAssertEqual(calls.filter { $0.operation == .sync && $0.isDirectory && $0.name == folder }.count, 1, folder)
+        }
+    }
+
+    private func claimBatch(_ n: Int, withMetadata: Bool) throws -> [Call] {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        var batch: [NewItem] = []
+        for i in 0..<n {
+            try temp.write([UInt8(i & 255)], to: "f\(i)", in: .incoming)
+            batch.append(items.incoming("f\(i)"))
+        }
+        _ = try spool.add(batch)
+        fs.resetLog()
+        let transitions = batch.map {
+            SpoolTransition(
+                IndexRecord(.claim, $0.id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)),
+                metadata: withMetadata ? $0.metadata : nil)
+        }
+        XCTAssertEqual(try spool.commit(transitions), Array(repeating: .moved, count: n))
+        XCTAssertEqual(temp.names(in: .inflight).count, 2 * n)
+        XCTAssertEqual(temp.names(in: .pending), [])
+        XCTAssertEqual(temp.names(in: .tmp), [])
+        return fs.calls
+    }
+
+    private func directorySyncs(_ calls: [Call]) -> [String: Int] {
+        calls.filter { $0.operation == .sync && $0.isDirectory }.reduce(into: [:]) { $0[$1.name, default: 0] += 1 }
+    }
+
+    func testCommitOf50Claims_isOneGroupCommit() throws {
+        let calls = try claimBatch(50, withMetadata: false)
+        let trace = calls.map(\.description).joined(separator: "\n")
+        XCTAssertEqual(calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1, trace)
+        XCTAssertEqual(directorySyncs(calls), ["pending": 1, "inflight": 1], trace)
+        XCTAssertEqual(calls.filter { $0.operation == .rename }.count, 100)
+        let indexSync = index(calls) { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }
+        let firstRename = index(calls) { $0.operation == .rename }
+        let lastRename = calls.lastIndex { $0.operation == .rename }!
+        let firstDirSync = index(calls) { $0.operation == .sync && $0.isDirectory }
+        XCTAssertLessThan(indexSync, firstRename)
+        XCTAssertLessThan(lastRename, firstDirSync)
+        // Each blob moves before its json.
+        for i in stride(from: 0, to: 100, by: 2) {
+            let pair = calls.filter { $0.operation == .rename }[i...].prefix(2)
+            XCTAssertTrue(pair.first!.name.hasSuffix(".blob") && pair.last!.name.hasSuffix(".json"))
+        }
+    }
+
+    func testCommit_directorySyncCountDoesNotGrowWithTheBatch() throws {
+        for withMetadata in [false, true] {
+            let small = directorySyncs(try claimBatch(3, withMetadata: withMetadata))
+            let large = directorySyncs(try claimBatch(50, withMetadata: withMetadata))
+            XCTAssertEqual(small, large, "metadata: \(withMetadata)")
+            XCTAssertEqual(large.values.reduce(0, +), withMetadata ? 3 : 2)
+        }
+    }
+
+    func testCommitWithMetadata_syncsEachStagedJsonBeforeTheIndexAndItsRename() throws {
+        let calls = try claimBatch(5, withMetadata: true)
+        let indexSync = index(calls) { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }
+        for sync in calls.indices where calls[sync].operation == .sync && calls[sync].directory == "tmp" {
+            let name = calls[sync].name
+            let rename = index(calls) { $0.operation == .rename && $0.name == name && $0.directory == "tmp" }
+            XCTAssertLessThan(sync, indexSync)
+            XCTAssertLessThan(sync, rename)
+        }
+        XCTAssertEqual(calls.filter { $0.operation == .sync && $0.directory == "tmp" }.count, 5)
+    }
+}

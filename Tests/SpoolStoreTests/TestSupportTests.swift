@@ -1,0 +1,60 @@
+import Glibc
+import SpoolCore
+import SpoolSystem
+import SpoolTestSupport
+import XCTest
+
+/// The doubles themselves: a fault that never fires or a clock that drifts would make other tests lie.
+final class TestSupportTests: XCTestCase {
+    func testRecordingFileSystem_failsExactlyTheNthMatchingCall_once() throws {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        fs.failCall(.makeDirectory, nth: 2, errno: ENOSPC)
+        XCTAssertNoThrow(try fs.makeDirectory("a", in: spool.root, mode: 0o700))
+        XCTAssertThrowsError(try fs.makeDirectory("b", in: spool.root, mode: 0o700)) {
+            XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC)
+        }
+        XCTAssertNoThrow(try fs.makeDirectory("c", in: spool.root, mode: 0o700))
+        XCTAssertEqual(Set(temp.rootNames()).intersection(["a", "b", "c"]), ["a", "c"])
+        let made = fs.calls(.makeDirectory).suffix(3)
+        XCTAssertEqual(made.map(\.name), ["a", "b", "c"])
+        XCTAssertEqual(made.map(\.injectedErrno), [nil, ENOSPC, nil])
+        XCTAssertEqual(made.map(\.directory), ["<root>", "<root>", "<root>"])
+    }
+
+    func testRecordingFileSystem_namesDescriptorsByFolder() throws {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        fs.resetLog()
+        try spool.syncFolders([.pending])
+        let fd = try fs.open("x", relativeTo: spool.descriptor(.tmp), flags: [.writeOnly, .create], mode: 0o600)
+        try fs.writeAll(fd, [1], label: "x")
+        try fs.sync(fd, label: "x")
+        fs.close(fd)
+        XCTAssertEqual(fs.calls.map(\.description), ["sync <root>/pending (dir)", "open tmp/x", "write tmp/x", "sync tmp/x", "close tmp/x"])
+    }
+
+    func testManualClock_movesOnlyWhenTold_andCyclesItsRandoms() {
+        let clock = ManualClock(Timestamp(millisecondsSinceEpoch: 1_000), randoms: [0.25, 0.75])
+        XCTAssertEqual(clock.now(), Timestamp(millisecondsSinceEpoch: 1_000))
+        clock.advance(bySeconds: 1.5)
+        XCTAssertEqual(clock.now(), Timestamp(millisecondsSinceEpoch: 2_500))
+        XCTAssertEqual([clock.unitRandom(), clock.unitRandom(), clock.unitRandom()], [0.25, 0.75, 0.25])
+        clock.set(Timestamp(millisecondsSinceEpoch: 7))
+        XCTAssertEqual(clock.now().millisecondsSinceEpoch, 7)
+    }
+
+    func testTemporarySpool_isUniqueAndRemoved() throws {
+        let a = try TemporarySpool(), b = try TemporarySpool()
+        XCTAssertNotEqual(a.directory, b.directory)
+        XCTAssertTrue(a.directory.hasPrefix("/tmp/spoold-tests-"))
+        _ = try a.open()
+        a.cleanUp()
+        b.cleanUp()
+        XCTAssertNil(TemporarySpool.inode(of: a.directory))
+    }
+}

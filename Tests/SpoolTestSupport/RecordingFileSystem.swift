@@ -1,0 +1,204 @@
+import Foundation
+import Glibc
+import SpoolSystem
+
+/// A `FileSystem` that performs every call on the real `PosixFileSystem`, records it, and can make
+/// the Nth call of one operation fail with a chosen errno (STYLE: "a recording/faulting double").
+///
+/// Descriptors are named in the log: a directory by the name it was opened with (`pending`), a
+/// file by its name and the directory it was opened in. The log is safe to read from any thread.
+public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
+    public enum Operation: String, Sendable, CaseIterable {
+        case open, close, read, write, sync, rename, remove, makeDirectory, fstat, fstatat, list
+        case setModificationTime, lock, unlock, truncate, seekToEnd
+    }
+
+    /// One recorded call.
+    public struct Call: Equatable, Sendable, CustomStringConvertible {
+        public var operation: Operation
+        /// The file or directory acted on (`rename`: the source name).
+        public var name: String
+        /// The folder holding `name` (`rename`: the source folder); nil for the spool root itself.
+        public var directory: String?
+        /// `rename` only: the new name and its folder.
+        public var toName: String?
+        public var toDirectory: String?
+        /// Whether the call is on a directory descriptor (a directory fsync, a directory open).
+        public var isDirectory: Bool
+        /// Set when the call was made to fail by injection.
+        public var injectedErrno: Int32?
+
+        public var description: String {
+            var s = "\(operation.rawValue) \(directory.map { "\($0)/" } ?? "")\(name)"
+            if let toName { s += " -> \(toDirectory.map { "\($0)/" } ?? "")\(toName)" }
+            if isDirectory { s += " (dir)" }
+            if let injectedErrno { s += " [errno \(injectedErrno)]" }
+            return s
+        }
+    }
+
+    private struct Fault {
+        var operation: Operation
+        var nth: Int
+        var code: Int32
+        var matching: @Sendable (Call) -> Bool
+        var seen = 0
+    }
+
+    private struct Opened {
+        var name: String
+        var directory: String?
+        var isDirectory: Bool
+    }
+
+    private let real = PosixFileSystem()
+    private let lock = NSLock()
+    private var log: [Call] = []
+    private var faults: [Fault] = []
+    private var opened: [Int32: Opened] = [:]
+
+    public init() {}
+
+    /// Every call so far, in order.
+    public var calls: [Call] { lock.withLock { log } }
+
+    public func calls(_ operation: Operation) -> [Call] { calls.filter { $0.operation == operation } }
+
+    public func resetLog() { lock.withLock { log.removeAll() } }
+
+    /// Makes the `nth` (1-based) call of `operation` that satisfies `matching` fail with `errno`,
+    /// counting from now; the real call is not made.
+    public func failCall(
+        _ operation: Operation, nth: Int = 1, errno code: Int32, where matching: @escaping @Sendable (Call) -> Bool = { _ in true }
+    ) {
+        precondition(nth >= 1, "nth is 1-based")
+        lock.withLock { faults.append(Fault(operation: operation, nth: nth, code: code, matching: matching)) }
+    }
+
+    public func clearFaults() { lock.withLock { faults.removeAll() } }
+
+    // MARK: Naming descriptors
+
+    private func describe(_ fd: FileDescriptor?) -> Opened {
+        guard let fd else { return Opened(name: ".", directory: nil, isDirectory: true) }
+        if fd.rawValue == AT_FDCWD { return Opened(name: ".", directory: nil, isDirectory: true) }
+        return lock.withLock { opened[fd.rawValue] } ?? Opened(name: "fd \(fd.rawValue)", directory: nil, isDirectory: false)
+    }
+
+    /// The folder a descriptor names (`pending`, `<root>`), for the `directory` of a call made relative to it.
+    private func folderName(_ fd: FileDescriptor?) -> String? {
+        guard let fd, fd.rawValue != AT_FDCWD else { return nil }
+        return describe(fd).name
+    }
+
+    private func callOn(_ operation: Operation, _ fd: FileDescriptor) -> Call {
+        let d = describe(fd)
+        return Call(operation: operation, name: d.name, directory: d.directory, isDirectory: d.isDirectory)
+    }
+
+    /// Records `call`, then either throws the injected error or runs `body`.
+    private func perform<T>(_ call: Call, _ body: () throws -> T) throws -> T {
+        var call = call
+        let injected: Int32? = lock.withLock {
+            for i in faults.indices where faults[i].operation == call.operation && faults[i].matching(call) {
+                faults[i].seen += 1
+                if faults[i].seen == faults[i].nth { return faults[i].code }
+            }
+            return nil
+        }
+        call.injectedErrno = injected
+        lock.withLock { log.append(call) }
+        if let injected {
+            throw SystemError(call.operation.rawValue, path: call.name, code: injected)
+        }
+        return try body()
+    }
+
+    // MARK: FileSystem
+
+    public func open(_ name: String, relativeTo directory: FileDescriptor?, flags: OpenFlags, mode: UInt32) throws
+        -> FileDescriptor
+    {
+        let isDirectory = flags.contains(.directory)
+        let folder = directory == nil ? nil : folderName(directory)
+        let call = Call(operation: .open, name: name, directory: folder, isDirectory: isDirectory)
+        let fd = try perform(call) { try real.open(name, relativeTo: directory, flags: flags, mode: mode) }
+        // The spool root is opened by path; it is named `<root>` in the log.
+        let recorded = directory == nil && isDirectory ? "<root>" : name
+        lock.withLock { opened[fd.rawValue] = Opened(name: recorded, directory: folder, isDirectory: isDirectory) }
+        return fd
+    }
+
+    public func close(_ fd: FileDescriptor) {
+        let call = callOn(.close, fd)
+        lock.withLock {
+            log.append(call)
+            opened[fd.rawValue] = nil
+        }
+        real.close(fd)
+    }
+
+    public func read(_ fd: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try perform(callOn(.read, fd)) { try real.read(fd, into: buffer) }
+    }
+
+    public func write(_ fd: FileDescriptor, from buffer: UnsafeRawBufferPointer) throws -> Int {
+        try perform(callOn(.write, fd)) { try real.write(fd, from: buffer) }
+    }
+
+    public func sync(_ fd: FileDescriptor, label: String) throws {
+        try perform(callOn(.sync, fd)) { try real.sync(fd, label: label) }
+    }
+
+    public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
+        throws
+    {
+        let call = Call(
+            operation: .rename, name: from, directory: folderName(fromDirectory), toName: to,
+            toDirectory: folderName(toDirectory), isDirectory: false)
+        try perform(call) { try real.rename(from, in: fromDirectory, to: to, in: toDirectory) }
+    }
+
+    public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
+        let call = Call(operation: .remove, name: name, directory: folderName(directory), isDirectory: isDirectory)
+        try perform(call) { try real.remove(name, in: directory, isDirectory: isDirectory) }
+    }
+
+    public func makeDirectory(_ name: String, in directory: FileDescriptor?, mode: UInt32) throws {
+        let call = Call(operation: .makeDirectory, name: name, directory: folderName(directory), isDirectory: true)
+        try perform(call) { try real.makeDirectory(name, in: directory, mode: mode) }
+    }
+
+    public func status(of fd: FileDescriptor) throws -> FileStatus {
+        try perform(callOn(.fstat, fd)) { try real.status(of: fd) }
+    }
+
+    public func status(of name: String, in directory: FileDescriptor) throws -> FileStatus {
+        let call = Call(operation: .fstatat, name: name, directory: folderName(directory), isDirectory: false)
+        return try perform(call) { try real.status(of: name, in: directory) }
+    }
+
+    public func list(_ directory: FileDescriptor) throws -> [DirectoryEntry] {
+        try perform(callOn(.list, directory)) { try real.list(directory) }
+    }
+
+    public func setModificationTime(_ fd: FileDescriptor, milliseconds: Int64) throws {
+        try perform(callOn(.setModificationTime, fd)) { try real.setModificationTime(fd, milliseconds: milliseconds) }
+    }
+
+    public func lock(_ fd: FileDescriptor, exclusive: Bool, wait: Bool) throws -> Bool {
+        try perform(callOn(.lock, fd)) { try real.lock(fd, exclusive: exclusive, wait: wait) }
+    }
+
+    public func unlock(_ fd: FileDescriptor) throws {
+        try perform(callOn(.unlock, fd)) { try real.unlock(fd) }
+    }
+
+    public func truncate(_ fd: FileDescriptor, to length: Int64) throws {
+        try perform(callOn(.truncate, fd)) { try real.truncate(fd, to: length) }
+    }
+
+    public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
+        try perform(callOn(.seekToEnd, fd)) { try real.seekToEnd(fd) }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Glibc
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+
+/// A unique directory under `/tmp/spoold-tests-XXXXXX` for one test, removed by `cleanUp()` or deinit.
+public final class TemporarySpool {
+    /// The temporary directory itself.
+    public let directory: String
+    /// `directory/spool`: where the spool is created (so `directory` can also hold outside files).
+    public var spoolPath: String { directory + "/spool" }
+    private var removed = false
+
+    public init() throws {
+        var template = Array("/tmp/spoold-tests-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard made != nil else { throw SystemError("mkdtemp", path: "/tmp/spoold-tests-XXXXXX", code: errno) }
+        directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+
+    deinit { cleanUp() }
+
+    public func cleanUp() {
+        guard !removed else { return }
+        removed = true
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Opens (creating) the spool in this directory.
+    public func open(fs: any FileSystem = PosixFileSystem()) throws -> Spool {
+        try Spool(path: spoolPath, fs: fs)
+    }
+
+    public func path(_ folder: SpoolFolder, _ name: String) -> String { "\(spoolPath)/\(folder.rawValue)/\(name)" }
+
+    /// Writes a file into a folder of the spool (or any path under `directory` with `atPath:`).
+    @discardableResult
+    public func write(_ bytes: [UInt8], to name: String, in folder: SpoolFolder) throws -> String {
+        let path = path(folder, name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @discardableResult
+    public func write(_ bytes: [UInt8], atPath path: String) throws -> String {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    public func read(_ folder: SpoolFolder, _ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path(folder, name))))
+    }
+
+    /// Sorted names in a spool folder (dot-names included).
+    public func names(in folder: SpoolFolder) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(spoolPath)/\(folder.rawValue)")) ?? []).sorted()
+    }
+
+    /// Sorted names in the spool root.
+    public func rootNames() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: spoolPath)) ?? []).sorted()
+    }
+
+    /// `lstat` of a path: inode and link count, or nil when absent.
+    public static func inode(of path: String) -> (inode: UInt64, links: Int)? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return (UInt64(st.st_ino), Int(st.st_nlink))
+    }
+}
+
+/// Items for tests: ids in creation order and metadata filled in.
+public struct TestItems {
+    private var generator = ItemIDGenerator(processTag: 0x5eed)
+    private var clock: Int64
+
+    public init(startingAt milliseconds: Int64 = 1_795_000_000_000) { clock = milliseconds }
+
+    public mutating func id(_ name: String = "file") -> ItemID {
+        clock += 1
+        return generator.next(at: Timestamp(millisecondsSinceEpoch: clock), originalName: name)
+    }
+
+    public mutating func metadata(_ name: String = "file") -> ItemMetadata {
+        let id = id(name)
+        return ItemMetadata(
+            id: id, originalName: name, size: 0, contentType: "application/octet-stream",
+            createdAt: Timestamp(millisecondsSinceEpoch: clock))
+    }
+
+    public mutating func incoming(_ name: String, state: ItemState = .pending) -> NewItem {
+        NewItem(source: .incoming(name), metadata: metadata(name), state: state)
+    }
+
+    public mutating func external(_ path: String, move: Bool) -> NewItem {
+        let name = String(path.split(separator: "/").last ?? "file")
+        return NewItem(source: .external(path: path, move: move), metadata: metadata(name))
+    }
+}
