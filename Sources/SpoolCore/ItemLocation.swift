@@ -28,10 +28,10 @@ public struct ItemLocation: Hashable, Sendable, CustomStringConvertible {
     /// terminal states rank above everything with the same attempt count.
     public var progressRank: Int {
         switch state {
-        case .inflight: attempt * 4 - 2
-        case .pending: attempt * 4
-        case .failed: attempt * 4 + 1
-        case .done: attempt * 4 + 2
+        case .inflight: attempt * 5 - 2
+        case .pending: attempt * 5
+        case .failed: attempt * 5 + 1
+        case .done: attempt * 5 + 2
         }
     }
 }

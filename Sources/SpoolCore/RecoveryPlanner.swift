@@ -49,8 +49,12 @@ public enum RecoveryPlanner {
 
         let locations = Set(placed.compactMap(\.location))
         var target = locations.max { $0.progressRank < $1.progressRank }!
+        // Complete a recorded move once it has started (a file already sits at its target). A move
+        // that never started is undone by leaving the pair where it is, which is always safe and
+        // keeps an operator's `mv` back into pending/ (rule 7), except a recorded success: that
+        // one is completed regardless, so the item is never uploaded again.
         if let last, let intent = last.to,
-           locations.contains(intent) || last.from.map(locations.contains) == true {
+           locations.contains(intent) || (last.operation == .done && last.from.map(locations.contains) == true) {
             target = intent
         }
 

@@ -1,3 +1,4 @@
+import Glibc
 import SpoolCore
 import SpoolSystem
 
@@ -152,7 +153,9 @@ public final class IndexFile {
     /// recovery then rebuilds from the directories.
     private func setAside(_ file: FileDescriptor, now: Timestamp, reason: OpenReport) throws -> OpenReport {
         var report = reason
-        let name = "\(SpoolFolder.indexFileName).corrupt-\(now.compact)"
+        // Unique even for two damaged indexes in one millisecond (devices without a clock boot at
+        // the same time every time): the evidence must never be renamed over.
+        let name = "\(SpoolFolder.indexFileName).corrupt-\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
         try fs.sync(root, label: "spool directory")
         report.setAsideAs = name

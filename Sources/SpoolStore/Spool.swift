@@ -121,6 +121,12 @@ public final class Spool {
             let json = jsonName(t.record.id, from)
             let blob = ItemFileName(id: t.record.id, attempt: from.attempt, kind: .blob).description
             do {
+                // An item purged or moved away since it was chosen: a lost race. Check before the
+                // staged json is renamed in, or it would resurrect a lone json.
+                if staged.contains(i) && (try? fs.status(of: json, in: descriptor(fromFolder))) == nil {
+                    try? removeFile(json, in: .tmp)
+                    throw SystemError("stat", path: "\(fromFolder.rawValue)/\(json)", code: ENOENT)
+                }
                 if staged.contains(i) {
                     try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(fromFolder))
                     dirty.insert(.tmp)
@@ -160,21 +166,30 @@ public final class Spool {
             for (i, item) in items.enumerated() {
                 do {
                     var item = item
-                    let blob = try prepareBlob(for: item)
-                    item.metadata.size = blob.size
-                    try stageMetadata(item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil)
+                    let blob: PreparedBlob
+                    do {
+                        blob = try prepareBlob(for: item)
+                        item.metadata.size = blob.size
+                        try stageMetadata(item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil)
+                    } catch let error as ItemRejection {
+                        throw error
+                    } catch {
+                        cleanUpStaged([item])  // a blob already copied into tmp/ for this item
+                        throw error
+                    }
                     prepared.append((item, blob))
                     order.append(i)
                 } catch let error as ItemRejection {
                     results[i] = .rejected(error.reason)
                 }
             }
+            guard !prepared.isEmpty else { return results.map { $0! } }
+            try index.append(prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) })
         } catch {
+            // Nothing was renamed yet: remove what was staged so a refused add leaves no trace.
             cleanUpStaged(prepared.map(\.item))
             throw error
         }
-        guard !prepared.isEmpty else { return results.map { $0! } }
-        try index.append(prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) })
         var dirty: Set<SpoolFolder> = [.tmp]
         var sourcesToUnlink: [(String, SpoolFolder?)] = []
         for (n, p) in prepared.enumerated() {
