@@ -31,32 +31,11 @@ struct PurgeCommand: SpooldCommand {
         let spool = try CommonOptions.openExisting(spoolPath)
         let inventory = try SpoolInventory.load(spool)
         let daemon = SpoolLock.holder(of: spool)
-        var chosen: [SpoolInventory.Item] = []
-        var problems = 0
-        if failed {
-            chosen = inventory.items.filter { $0.location.state == .failed }
-        } else {
-            for text in ids {
-                do {
-                    let item = try inventory.find(text)
-                    if item.location.state == .inflight, let pid = daemon {
-                        context.complain("\(item.id) is being uploaded by spoold (pid \(pid)); stop it first")
-                        problems += 1
-                        continue
-                    }
-                    chosen.append(item)
-                } catch {
-                    context.complain("\(error)")
-                    problems += 1
-                }
-            }
+        var selection = ItemSelection(ids: ids, allFailed: failed, in: inventory, context: context) { item in
+            guard item.location.state == .inflight, let pid = daemon else { return nil }
+            return "\(item.id) is being uploaded by spoold (pid \(pid)); stop it first"
         }
-        let transitions = chosen.map { SpoolTransition(IndexRecord(.purge, $0.id, from: $0.location, to: nil)) }
-        let results = try spool.commit(transitions)
-        for (transition, result) in zip(transitions, results) {
-            if result == .moved { context.print("\(transition.record.id)") }
-            else { context.complain("\(transition.record.id) vanished before it could be purged"); problems += 1 }
-        }
-        return problems == 0 ? .success : .partial
+        let transitions = selection.items.map { SpoolTransition(IndexRecord(.purge, $0.id, from: $0.location, to: nil)) }
+        return try selection.commit(transitions, on: spool, verb: "purged", context: context)
     }
 }

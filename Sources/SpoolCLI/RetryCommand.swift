@@ -31,48 +31,26 @@ struct RetryCommand: SpooldCommand {
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
         let inventory = try SpoolInventory.load(spool, states: [.failed, .pending, .inflight, .done])
-        var chosen: [SpoolInventory.Item] = []
-        var problems = 0
-        if all {
-            chosen = inventory.items.filter { $0.location.state == .failed }
-        } else {
-            for text in ids {
-                do {
-                    let item = try inventory.find(text)
-                    guard item.location.state == .failed else {
-                        context.complain("\(item.id) is in \(item.location.state.rawValue)/, not failed/; left as it is")
-                        problems += 1
-                        continue
-                    }
-                    chosen.append(item)
-                } catch {
-                    context.complain("\(error)")
-                    problems += 1
-                }
-            }
+        var selection = ItemSelection(ids: ids, allFailed: all, in: inventory, context: context) { item in
+            item.location.state == .failed ? nil : "\(item.id) is in \(item.location.state.rawValue)/, not failed/; left as it is"
         }
         let now = context.clock.now()
         var transitions: [SpoolTransition] = []
-        for item in chosen {
+        for item in selection.items {
             guard item.blobSize != nil else {
                 context.complain("\(item.id) has no payload (.blob) left; it cannot be retried (purge it instead)")
-                problems += 1
+                selection.problems += 1
                 continue
             }
-            let to = ItemLocation(.pending, attempt: 0)
             var metadata = try? spool.readMetadata(item.id, at: item.location)
             if var m = metadata {
                 m.retriedAt = (m.retriedAt ?? []) + [now.iso8601]
                 m.failureReason = nil
                 metadata = m
             }
+            let to = ItemLocation(.pending, attempt: 0)
             transitions.append(SpoolTransition(IndexRecord(.retry, item.id, from: item.location, to: to), metadata: metadata, notBefore: now))
         }
-        let results = try spool.commit(transitions)
-        for (transition, result) in zip(transitions, results) {
-            if result == .moved { context.print("\(transition.record.id)") }
-            else { context.complain("\(transition.record.id) vanished before it could be retried"); problems += 1 }
-        }
-        return problems == 0 ? .success : .partial
+        return try selection.commit(transitions, on: spool, verb: "retried", context: context)
     }
 }
