@@ -50,6 +50,16 @@ struct DaemonCommand {
                            defaultDescription: "60"),
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win."),
+                OptionSpec("header-file", kind: .repeatedValue, valueName: "FILE",
+                           help: "Secret headers, one 'Name: value' per line (e.g. Authorization); sent with every request, never stored or logged. (repeatable)"),
+                OptionSpec("header-env", kind: .repeatedValue, valueName: "VAR",
+                           help: "An environment variable holding a secret 'Name: value' header; like --header-file. (repeatable)"),
+                OptionSpec("form", valueName: "FIELD",
+                           help: "Send multipart/form-data: the blob as file part FIELD (with the item's name and content type) plus the item's fields."),
+                OptionSpec("allow-redirect-host", kind: .repeatedValue, valueName: "HOST",
+                           help: "A host a 307/308 redirect may lead to besides the upload URL's own origin. (repeatable)"),
+                OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
+                           help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix. (repeatable)"),
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
                            defaultDescription: "2"),
@@ -65,6 +75,7 @@ struct DaemonCommand {
     var timeout: Double
     var idleTimeout: Double
     var verbose: Bool
+    var redirects: RedirectPolicy
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -90,10 +101,30 @@ struct DaemonCommand {
             concurrency: try arguments.int("concurrency", range: 1...256) ?? 4,
             policy: policy, keepDone: arguments.flag("keep-done"),
             settleSeconds: try arguments.seconds("settle", range: 0...86_400) ?? 2,
-            exitWhenIdle: drain, headers: try CommonOptions.headers(arguments, command: command))
+            exitWhenIdle: drain, headers: try CommonOptions.headers(arguments, command: command),
+            formField: try DaemonCommand.formField(arguments, command: command),
+            allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
+            credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command))
+        redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
+    }
+
+    static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
+        guard let field = arguments.value("form") else { return nil }
+        guard !field.isEmpty, !field.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 }) else {
+            throw ArgumentError("--form needs a field name without control characters", command: command)
+        }
+        return field
+    }
+
+    static func allowedURLs(_ arguments: ParsedArguments, command: String) throws -> URLAllowList {
+        let prefixes = arguments.values("allow-url")
+        for prefix in prefixes where HTTPOrigin(prefix) == nil {
+            throw ArgumentError("--allow-url '\(prefix)' is not an http:// or https:// URL prefix", command: command)
+        }
+        return URLAllowList(prefixes)
     }
 
     func run(context: CommandContext) throws -> ExitCode {
@@ -102,8 +133,12 @@ struct DaemonCommand {
         if verbose { log.minimumLevel = .debug }
         let spool = try Spool(path: spoolPath)
         let lock = try SpoolLock(spool: spool)
+        // A marker left by a daemon that died mid-outage says nothing about now.
+        OutageMarker.remove(in: spool)
+        defer { OutageMarker.remove(in: spool) }
         let transport = URLSessionTransport(
-            concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout)
+            concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
+            redirects: redirects)
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max))

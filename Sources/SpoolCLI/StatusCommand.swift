@@ -31,6 +31,8 @@ struct StatusCommand: SpooldCommand {
             rows.append((state.rawValue, items.count, items.reduce(0) { $0 + ($1.blobSize ?? 0) }, oldest))
         }
         let nextDue = inventory.items.filter { $0.location.state == .pending }.compactMap(\.jsonModified).min()
+        // Written by the daemon while the endpoint is unreachable; stale if no daemon holds the lock.
+        let outage = daemon == nil ? nil : OutageMarker.read(in: spool)
 
         if json {
             var object: [String: Any] = [
@@ -44,6 +46,11 @@ struct StatusCommand: SpooldCommand {
                 object[row.state] = entry
             }
             if let nextDue { object["nextDue"] = nextDue.iso8601 }
+            if let outage {
+                object["uploads"] = ["paused": true, "since": outage.since.iso8601, "reason": outage.reason] as [String: Any]
+            } else {
+                object["uploads"] = ["paused": false]
+            }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
             context.print(String(decoding: data, as: UTF8.self))
             return .success
@@ -51,6 +58,9 @@ struct StatusCommand: SpooldCommand {
 
         context.print("spool    \(spool.path)")
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
+        if let outage {
+            context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): endpoint unreachable (\(outage.reason)); probing")
+        }
         context.print("incoming \(inventory.incomingFiles) file(s), \(Output.bytes(inventory.incomingBytes))")
         for row in rows where row.count > 0 || row.state != "done" {
             let oldest = row.oldest.map { ", oldest \(Output.age($0))" } ?? ""

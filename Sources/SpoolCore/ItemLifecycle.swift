@@ -54,7 +54,8 @@ public struct ItemLifecycle: Equatable, Sendable {
             return .complete(from: from, to: keepDone ? location : nil)
         case .final:
             location = ItemLocation(.failed, attempt: from.attempt)
-            return .fail(from: from, to: location, reason: "\(outcome.summary): the server refused the item")
+            let reason = outcome.refusal != nil ? outcome.summary : "\(outcome.summary): the server refused the item"
+            return .fail(from: from, to: location, reason: reason)
         case .outage:
             // The endpoint was unreachable: not the item's fault, so the attempt is handed back.
             return handBack(now: now)

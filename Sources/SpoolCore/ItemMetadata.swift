@@ -23,6 +23,8 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
     public var failureReason: String?
     /// Set when an operator ran `spoold retry`: attempts before it no longer count.
     public var retriedAt: [String]?
+    /// The item's own upload URL (sidecar `"url"`), used only if an `--allow-url` prefix admits it.
+    public var url: String?
 
     public init(
         id: ItemID, originalName: String, size: Int64, contentType: String, createdAt: Timestamp,
@@ -39,6 +41,7 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
         self.attempts = []
         self.failureReason = nil
         self.retriedAt = nil
+        self.url = nil
     }
 
     public var lastAttempt: AttemptRecord? { attempts.last }

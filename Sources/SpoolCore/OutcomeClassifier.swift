@@ -1,6 +1,7 @@
 /// Decides what an upload outcome means for the item: the rules of README "Outcomes".
 public enum OutcomeClassifier {
     public static func classify(_ outcome: UploadOutcome) -> UploadOutcome.Class {
+        if outcome.refusal != nil { return .final }
         if let status = outcome.httpStatus { return classify(status: status) }
         return outcome.failedBeforeSending ? .outage : .retryable
     }

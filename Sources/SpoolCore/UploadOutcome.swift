@@ -20,6 +20,9 @@ public struct UploadOutcome: Equatable, Sendable {
     public var responseExcerpt: String?
     /// Seconds from a `Retry-After` header, already resolved against the response's time.
     public var retryAfterSeconds: Double?
+    /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it
+    /// may not use): the outcome is final whatever the status.
+    public var refusal: String?
 
     public init(
         httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
@@ -40,11 +43,26 @@ public struct UploadOutcome: Equatable, Sendable {
         UploadOutcome(networkError: error, failedBeforeSending: beforeSending)
     }
 
+    /// spoold refuses to send (or to follow) the request: final, with `reason` in the history.
+    public static func refused(_ reason: String, status: Int? = nil, excerpt: String? = nil) -> UploadOutcome {
+        var outcome = UploadOutcome(httpStatus: status, responseExcerpt: excerpt)
+        outcome.refusal = reason
+        return outcome
+    }
+
     public var `class`: Class { OutcomeClassifier.classify(self) }
 
     /// One line for logs and the attempt history.
     public var summary: String {
+        if let refusal {
+            return httpStatus.map { "HTTP \($0): \(refusal)" } ?? refusal
+        }
         if let status = httpStatus { return "HTTP \(status)" }
         return networkError ?? "unknown error"
+    }
+
+    /// The error text kept in the attempt history: the refusal or the network error.
+    public var errorText: String? {
+        refusal ?? (httpStatus == nil ? networkError : nil)
     }
 }

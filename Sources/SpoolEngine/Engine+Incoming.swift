@@ -94,6 +94,7 @@ extension Engine {
                     if let type = sidecar.contentType { metadata.contentType = type }
                     metadata.headers = sidecar.headers
                     metadata.fields = sidecar.fields
+                    metadata.url = sidecar.url
                 }
             } catch {
                 state = .failed

@@ -27,6 +27,9 @@ extension Engine {
             do {
                 metadata = try spool.readMetadata(next.id, at: from)
                 try checkBlob(next.id, at: from, expectedSize: metadata.size)
+                if let own = metadata.url, let refusal = configuration.allowedURLs.refusal(for: own) {
+                    throw EngineItemError(refusal)
+                }
             } catch {
                 try quarantine(next.id, at: from, reason: "\(error)")
                 continue
@@ -51,11 +54,20 @@ extension Engine {
             uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: probe)
             var headers = configuration.headers
             for (name, value) in metadata.headers { headers[name] = value }
+            for (name, value) in configuration.credentialHeaders { headers[name] = value }
             let blob = ItemFileName(id: id, attempt: attempt, kind: .blob)
-            let request = UploadRequest(
-                id: id, attempt: attempt, url: configuration.url.url(id: id, originalName: metadata.originalName),
+            var request = UploadRequest(
+                id: id, attempt: attempt,
+                url: metadata.url ?? configuration.url.url(id: id, originalName: metadata.originalName),
                 method: configuration.method, blobPath: spool.path(of: blob, at: transition.record.to!),
                 size: metadata.size, contentType: metadata.contentType, headers: headers)
+            if let field = configuration.formField {
+                request.form = MultipartForm(
+                    fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
+                    fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
+                // A dot-name in tmp/: never taken for an item; start-up removes a leftover one.
+                request.formBodyPath = spool.path(of: ".form-\(id.rawValue).a\(attempt)", in: .tmp)
+            }
             log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")
             let inbox = self.inbox
             transport.start(request) { outcome in inbox.post(id, outcome) }
@@ -87,7 +99,7 @@ extension Engine {
             var metadata = upload.metadata
             let record = AttemptRecord(
                 number: attempt, startedAt: upload.startedAt, finishedAt: now, outcome: outcome.class.rawValue,
-                httpStatus: outcome.httpStatus, error: outcome.httpStatus == nil ? outcome.networkError : nil,
+                httpStatus: outcome.httpStatus, error: outcome.errorText,
                 responseExcerpt: outcome.responseExcerpt)
             let id = completion.id
             switch action {
@@ -146,9 +158,15 @@ extension Engine {
             } else {
                 outage = Outage(since: now, reason: outcome.summary, nextProbe: now.adding(seconds: 1), probeInterval: 1, probeInFlight: false)
                 log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
+                do {
+                    try OutageMarker.write(.init(since: now, reason: outcome.summary), in: spool)
+                } catch {
+                    log.warning("cannot write \(spool.path)/\(OutageMarker.fileName) for 'spoold status': \(error)")
+                }
             }
         } else if let current = outage {
             outage = nil
+            OutageMarker.remove(in: spool)
             log.info("endpoint reachable again after \(formatSeconds(current.since.seconds(until: now))); resuming uploads")
         }
     }

@@ -20,14 +20,23 @@ public struct EngineConfiguration: Sendable {
     public var rescanSeconds: Double
     /// Longest wait between probes while the endpoint is unreachable.
     public var maximumProbeSeconds: Double
+    /// `--form FIELD`: send `multipart/form-data` with the blob as file part FIELD.
+    public var formField: String?
+    /// `--allow-url`: which per-item URLs (sidecar `"url"`) may be used.
+    public var allowedURLs: URLAllowList
+    /// Secrets from `--header-file` and `--header-env`: sent with every request (they win over an
+    /// item's own headers), never stored in a json, the index or the log.
+    public var credentialHeaders: [String: String]
 
     public init(
         url: URLTemplate, method: String = "PUT", concurrency: Int = 4, policy: RetryPolicy = RetryPolicy(),
         keepDone: Bool = false, settleSeconds: Double = 2, exitWhenIdle: Bool = false, headers: [String: String] = [:],
-        rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60
+        rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60, formField: String? = nil,
+        allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:]
     ) {
         (self.url, self.method, self.concurrency, self.policy) = (url, method, concurrency, policy)
         (self.keepDone, self.settleSeconds, self.exitWhenIdle, self.headers) = (keepDone, settleSeconds, exitWhenIdle, headers)
         (self.rescanSeconds, self.maximumProbeSeconds) = (rescanSeconds, maximumProbeSeconds)
+        (self.formField, self.allowedURLs, self.credentialHeaders) = (formField, allowedURLs, credentialHeaders)
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
+import SpoolCore
 
 /// Optional per-item settings dropped beside a file: `incoming/<name>.meta.json`.
 ///
 /// ```json
-/// {"contentType": "image/jpeg", "headers": {"X-Camera": "7"}, "fields": {"caption": "fox"}}
+/// {"contentType": "image/jpeg", "headers": {"X-Camera": "7"}, "fields": {"caption": "fox"},
+///  "url": "https://example.org/cams/7/"}
 /// ```
 /// Unknown keys are an error, so that a typo is reported instead of silently ignored.
 public struct Sidecar: Equatable, Sendable {
@@ -12,11 +14,16 @@ public struct Sidecar: Equatable, Sendable {
     public var contentType: String?
     public var headers: [String: String]
     public var fields: [String: String]
+    /// The item's own upload URL; the daemon uses it only if an `--allow-url` prefix admits it.
+    public var url: String?
 
-    public init(contentType: String? = nil, headers: [String: String] = [:], fields: [String: String] = [:]) {
+    public init(
+        contentType: String? = nil, headers: [String: String] = [:], fields: [String: String] = [:], url: String? = nil
+    ) {
         self.contentType = contentType
         self.headers = headers
         self.fields = fields
+        self.url = url
     }
 
     public static func parse(_ bytes: [UInt8]) throws -> Sidecar {
@@ -38,7 +45,12 @@ public struct Sidecar: Equatable, Sendable {
                     }
                 }
             case "fields": sidecar.fields = try stringMap(value, key: key)
-            default: throw MetadataError("sidecar has an unknown key '\(key)' (allowed: contentType, headers, fields)")
+            case "url":
+                guard let s = value as? String, HTTPOrigin(s) != nil else {
+                    throw MetadataError("sidecar 'url' must be an absolute http:// or https:// URL")
+                }
+                sidecar.url = s
+            default: throw MetadataError("sidecar has an unknown key '\(key)' (allowed: contentType, headers, fields, url)")
             }
         }
         return sidecar

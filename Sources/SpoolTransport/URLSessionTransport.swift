@@ -8,26 +8,55 @@ import FoundationNetworking
 
 /// Uploads with one long-lived URLSession, streaming each blob from disk (`uploadTask(fromFile:)`).
 ///
-/// On Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall deadline is
-/// ours: a timer cancels the task (RELIABILITY rule 10). Redirects are not followed here: a 3xx
-/// comes back as an outcome and is retried or failed by the rules, never re-sent elsewhere.
+/// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
+///   deadline of an attempt (all its redirect hops included) is ours: a timer cancels the task
+///   (RELIABILITY rule 10).
+/// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
+///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
+///   host) is sent again as a fresh upload task of the same file, method and headers; anything
+///   else ends the attempt with a final refusal.
+/// - Multipart (`--form`): the body is assembled as a file in the spool's `tmp/` on a background
+///   queue, uploaded like a blob, and removed when the attempt ends.
+/// - Request headers are never logged (they may hold credentials from `--header-file`).
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTaskDelegate, @unchecked Sendable {
     /// Bytes of response body kept for the attempt history.
     public static let excerptLength = 512
 
+    /// One attempt of one item, across its redirect hops; mutated only under `attempts`' lock.
+    private final class Attempt: @unchecked Sendable {
+        let request: UploadRequest
+        let completion: @Sendable (UploadOutcome) -> Void
+        var bodyPath: String
+        var contentType: String
+        var task: URLSessionTask?
+        var hops = 0
+        var timedOut = false
+        var cancelled = false
+
+        init(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+            self.request = request
+            self.completion = completion
+            self.bodyPath = request.blobPath
+            self.contentType = request.contentType
+        }
+    }
+
     private var session: URLSession!
     private let deadlineSeconds: Double
+    private let redirects: RedirectPolicy
     private let timers = DispatchQueue(label: "spoold.transport.deadlines")
-    private let tasks = Mutex<[Int: URLSessionTask]>([:])
-    private let timedOut = Mutex<Set<Int>>([])
+    private let builders = DispatchQueue(label: "spoold.transport.multipart", attributes: .concurrent)
+    private let attempts = Mutex<[Int: Attempt]>([:])
     private let nextKey = Mutex(0)
 
     /// - Parameters:
     ///   - concurrency: connections per host, matching the engine's uploads at once.
-    ///   - deadlineSeconds: overall time one request may take.
+    ///   - deadlineSeconds: overall time one attempt may take, redirects included.
     ///   - idleSeconds: longest silence on the connection.
-    public init(concurrency: Int, deadlineSeconds: Double, idleSeconds: Double) {
+    ///   - redirects: which redirects are followed.
+    public init(concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy()) {
         self.deadlineSeconds = deadlineSeconds
+        self.redirects = redirects
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = concurrency
@@ -36,6 +65,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         configuration.urlCache = nil
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
+        configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -43,44 +73,134 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     }
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
-        guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(),
-              scheme == "http" || scheme == "https"
-        else {
-            completion(UploadOutcome.status(400, excerpt: nil).with(error: "invalid URL '\(request.url)'"))
+        guard let url = URL(string: request.url), HTTPOrigin(request.url) != nil else {
+            completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.setValue(request.contentType, forHTTPHeaderField: "Content-Type")
-        urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
-        let fileURL = URL(fileURLWithPath: request.blobPath)
-        let started = Date()
-        let taskID = nextKey.withLock { key in
+        let key = nextKey.withLock { key in
             key += 1
             return key
         }
-        let task = session.uploadTask(with: urlRequest, fromFile: fileURL) { [weak self] data, response, error in
-            guard let self else { return }
-            let wasTimedOut = self.finish(taskID)
-            completion(self.outcome(data: data, response: response, error: error, timedOut: wasTimedOut, started: started))
-        }
-        tasks.withLock { $0[taskID] = task }
+        let attempt = Attempt(request, completion: completion)
+        attempts.withLock { $0[key] = attempt }
         timers.asyncAfter(deadline: .now() + deadlineSeconds) { [weak self] in
             guard let self else { return }
-            let running = self.tasks.withLock { $0[taskID] }
-            guard let running else { return }
-            self.timedOut.withLock { _ = $0.insert(taskID) }
-            running.cancel()
+            let task: URLSessionTask? = self.attempts.withLock { all in
+                guard let attempt = all[key] else { return nil }
+                attempt.timedOut = true
+                return attempt.task
+            }
+            task?.cancel()
         }
-        task.resume()
+        if let form = request.form, let formPath = request.formBodyPath {
+            builders.async { [weak self] in
+                guard let self else { return }
+                do {
+                    _ = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
+                } catch {
+                    self.finish(key, .network("could not assemble the multipart body: \(error)"))
+                    return
+                }
+                self.attempts.withLock { all in
+                    all[key]?.bodyPath = formPath
+                    all[key]?.contentType = form.headerValue
+                }
+                self.send(key, to: url)
+            }
+        } else {
+            send(key, to: url)
+        }
     }
 
     public func cancelAll() {
-        for task in tasks.withLock({ Array($0.values) }) { task.cancel() }
+        let tasks = attempts.withLock { all in
+            all.values.compactMap { attempt -> URLSessionTask? in
+                attempt.cancelled = true
+                return attempt.task
+            }
+        }
+        for task in tasks { task.cancel() }
     }
 
-    /// Refuses every redirect: the 3xx itself becomes the outcome.
+    /// Starts (or, after a redirect, restarts) the attempt's upload task to `url`.
+    private func send(_ key: Int, to url: URL) {
+        enum Next { case gone, stop(UploadOutcome), go(URLSessionTask) }
+        let next: Next = attempts.withLock { all in
+            guard let attempt = all[key] else { return .gone }
+            if attempt.timedOut { return .stop(timeoutOutcome) }
+            if attempt.cancelled { return .stop(.network("cancelled")) }
+            var urlRequest = URLRequest(url: url)
+            urlRequest.httpMethod = attempt.request.method
+            for (name, value) in attempt.request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+            urlRequest.setValue(attempt.contentType, forHTTPHeaderField: "Content-Type")
+            urlRequest.setValue(attempt.request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+            let task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: attempt.bodyPath)) {
+                [weak self] data, response, error in
+                self?.handle(key, url: url, data: data, response: response, error: error)
+            }
+            attempt.task = task
+            return .go(task)
+        }
+        switch next {
+        case .gone: return
+        case .stop(let outcome): finish(key, outcome)
+        case .go(let task): task.resume()
+        }
+    }
+
+    private func handle(_ key: Int, url: URL, data: Data?, response: URLResponse?, error: Error?) {
+        let state: (timedOut: Bool, hops: Int, method: String)? = attempts.withLock { all in
+            guard let attempt = all[key] else { return nil }
+            attempt.task = nil
+            return (attempt.timedOut, attempt.hops, attempt.request.method)
+        }
+        guard let state else { return }
+        if let http = response as? HTTPURLResponse, error == nil {
+            let excerpt = URLSessionTransport.excerpt(data)
+            let location = http.value(forHTTPHeaderField: "Location").flatMap {
+                URL(string: $0, relativeTo: url)?.absoluteURL.absoluteString
+            }
+            switch redirects.decide(
+                status: http.statusCode, method: state.method, from: url.absoluteString, location: location,
+                hopsSoFar: state.hops)
+            {
+            case .follow(let target):
+                guard let next = URL(string: target) else { break }
+                attempts.withLock { $0[key]?.hops += 1 }
+                send(key, to: next)
+                return
+            case .refuse(let reason):
+                finish(key, .refused(reason, status: http.statusCode, excerpt: excerpt))
+                return
+            case .notARedirect:
+                break
+            }
+            var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
+            if let value = http.value(forHTTPHeaderField: "Retry-After") {
+                outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
+            }
+            finish(key, outcome)
+            return
+        }
+        if state.timedOut {
+            finish(key, timeoutOutcome)
+            return
+        }
+        finish(key, URLSessionTransport.networkOutcome(error))
+    }
+
+    /// Ends the attempt exactly once: forgets it, removes its multipart file, reports the outcome.
+    private func finish(_ key: Int, _ outcome: UploadOutcome) {
+        guard let attempt = attempts.withLock({ $0.removeValue(forKey: key) }) else { return }
+        if let formPath = attempt.request.formBodyPath { unlink(formPath) }
+        attempt.completion(outcome)
+    }
+
+    private var timeoutOutcome: UploadOutcome {
+        .network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)")
+    }
+
+    /// Declines every redirect: the 3xx comes back to `handle`, which applies `RedirectPolicy`.
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
@@ -88,26 +208,20 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         completionHandler(nil)
     }
 
-    private func finish(_ taskID: Int) -> Bool {
-        tasks.withLock { _ = $0.removeValue(forKey: taskID) }
-        return timedOut.withLock { $0.remove(taskID) != nil }
-    }
-
-    private func outcome(data: Data?, response: URLResponse?, error: Error?, timedOut: Bool, started: Date) -> UploadOutcome {
-        if let http = response as? HTTPURLResponse, error == nil {
-            var outcome = UploadOutcome.status(http.statusCode, excerpt: URLSessionTransport.excerpt(data))
-            if let value = http.value(forHTTPHeaderField: "Retry-After") {
-                outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
-            }
-            return outcome
-        }
-        if timedOut {
-            return .network("no complete answer within the \(Int(deadlineSeconds)) s deadline (--timeout)")
-        }
+    static func networkOutcome(_ error: Error?) -> UploadOutcome {
         let nsError = error as NSError?
         let code = URLError.Code(rawValue: nsError?.code ?? URLError.unknown.rawValue) ?? .unknown
-        let text = URLSessionTransport.describe(code, fallback: nsError?.localizedDescription ?? "unknown error")
-        return .network(text, beforeSending: URLSessionTransport.isUnreachable(code))
+        let fallback = nsError?.localizedDescription ?? "unknown error"
+        // libcurl's TLS failures reach us as code -1 with curl's text ("SSL certificate problem: ...").
+        if code == .unknown, isTLSFailure(fallback) {
+            return .network("TLS handshake failed: \(fallback)", beforeSending: true)
+        }
+        return .network(describe(code, fallback: fallback), beforeSending: isUnreachable(code))
+    }
+
+    static func isTLSFailure(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        return lower.contains("ssl") || lower.contains("tls") || lower.contains("certificate")
     }
 
     /// Errors that mean the request never reached a server: an outage, not the item's fault.
@@ -138,19 +252,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         }
     }
 
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
     /// The first bytes of a response body as one printable line.
     static func excerpt(_ data: Data?) -> String? {
         guard let data, !data.isEmpty else { return nil }
         let text = String(decoding: data.prefix(excerptLength), as: UTF8.self)
         let cleaned = String(text.unicodeScalars.map { $0.value < 32 || $0.value == 127 ? " " : Character($0) })
         return cleaned.trimmingCharacters(in: .whitespaces)
-    }
-}
-
-extension UploadOutcome {
-    fileprivate func with(error: String) -> UploadOutcome {
-        var copy = self
-        copy.networkError = error
-        return copy
     }
 }

@@ -127,15 +127,18 @@ final class ReceiverCore: @unchecked Sendable {
         locked { records[record.index] = record }
     }
 
-    /// Stores the final record, counts it as handled, wakes waiters and tells the observer.
+    /// Stores the final record, tells the observer, then counts it as handled and wakes waiters,
+    /// so that a `waitForRequests` that returns has seen every observer call it counted.
     func markHandled(_ record: ReceivedRequest) {
         let observer: (@Sendable (ReceivedRequest) -> Void)? = locked {
             records[record.index] = record
-            handledCount += 1
-            condition.broadcast()
             return self.observer
         }
         observer?(record)
+        locked {
+            handledCount += 1
+            condition.broadcast()
+        }
     }
 
     /// The path a body for `record` is stored at, or nil without a store directory.

@@ -42,8 +42,8 @@ public final class UploadReceiver: @unchecked Sendable {
         core.setScript(script)
     }
 
-    /// Calls `observe` on the connection's thread after each request is fully handled (the
-    /// same moment `waitForRequests` counts it). Replaces any earlier observer.
+    /// Calls `observe` on the connection's thread after each request is fully handled, just
+    /// before `waitForRequests` counts it. Replaces any earlier observer.
     public func setObserver(_ observe: @escaping @Sendable (ReceivedRequest) -> Void) {
         core.setObserver(observe)
     }

@@ -1,0 +1,59 @@
+import ArgumentKit
+import Foundation
+import SpoolStore
+
+/// Headers that carry secrets (`--header-file`, `--header-env`): read at start-up, kept only in
+/// memory, sent with every request, never written to an item's json, the index or the log.
+/// Error messages name the file, line or variable, never the value.
+enum CredentialHeaders {
+    static let maximumFileSize = 64 * 1024
+
+    static func load(_ arguments: ParsedArguments, environment: [String: String], command: String) throws
+        -> [String: String]
+    {
+        var headers: [String: String] = [:]
+        for path in arguments.values("header-file") {
+            for (name, value) in try parseFile(path, command: command) { headers[name] = value }
+        }
+        for variable in arguments.values("header-env") {
+            guard let text = environment[variable], !text.isEmpty else {
+                throw ArgumentError("--header-env \(variable): the environment variable is not set or empty", command: command)
+            }
+            guard let (name, value) = HeaderValidation.parse(text) else {
+                throw ArgumentError(
+                    "--header-env \(variable): the variable must hold 'Name: value' (a token name, no line breaks, not a header spoold sets itself)",
+                    command: command)
+            }
+            headers[name] = value
+        }
+        return headers
+    }
+
+    /// `Name: value` per line; blank lines and lines starting with `#` are skipped.
+    static func parseFile(_ path: String, command: String) throws -> [(String, String)] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ArgumentError("--header-file \(path): cannot be read", command: command)
+        }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: maximumFileSize + 1)) ?? Data()
+        guard data.count <= maximumFileSize else {
+            throw ArgumentError("--header-file \(path): larger than \(maximumFileSize) bytes", command: command)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ArgumentError("--header-file \(path): not UTF-8 text", command: command)
+        }
+        var headers: [(String, String)] = []
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.hasSuffix("\r") ? String(rawLine.dropLast()) : String(rawLine)
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            guard let (name, value) = HeaderValidation.parse(line) else {
+                throw ArgumentError(
+                    "--header-file \(path) line \(number + 1): expected 'Name: value' (a token name, not a header spoold sets itself)",
+                    command: command)
+            }
+            headers.append((name, value))
+        }
+        return headers
+    }
+}
