@@ -7,15 +7,17 @@ extension Engine {
     /// inflight/ .a(N+1), synced) before any request is sent, then starts the uploads.
     func claimDueItems(now: Timestamp) throws {
         var slots = configuration.concurrency - uploads.count
+        guard slots > 0 else { return }
         var probe = false
         if var current = outage {
+            // Marked only once a slot is free: a probe flag set with no probe sent would stop
+            // probing for good.
             guard !current.probeInFlight, current.nextProbe <= now else { return }
-            slots = min(slots, 1)
+            slots = 1
             probe = true
             current.probeInFlight = true
             outage = current
         }
-        guard slots > 0 else { return }
 
         var batch: [(ItemID, ItemMetadata, SpoolTransition)] = []
         while batch.count < slots, let next = due.first, next.notBefore <= now {
