@@ -127,15 +127,18 @@ final class ReceiverCore: @unchecked Sendable {
         locked { records[record.index] = record }
     }
 
-    /// Stores the final record, counts it as handled, wakes waiters and tells the observer.
+    /// Stores the final record, tells the observer (outside the lock), then counts the request
+    /// as handled and wakes waiters; so a waiter that returns knows the observer has run.
     func markHandled(_ record: ReceivedRequest) {
         let observer: (@Sendable (ReceivedRequest) -> Void)? = locked {
             records[record.index] = record
-            handledCount += 1
-            condition.broadcast()
             return self.observer
         }
         observer?(record)
+        locked {
+            handledCount += 1
+            condition.broadcast()
+        }
     }
 
     /// The path a body for `record` is stored at, or nil without a store directory.
