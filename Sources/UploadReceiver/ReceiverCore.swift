@@ -127,8 +127,8 @@ final class ReceiverCore: @unchecked Sendable {
         locked { records[record.index] = record }
     }
 
-    /// Stores the final record, tells the observer, then counts it as handled and wakes waiters,
-    /// so that a `waitForRequests` that returns has seen every observer call it counted.
+    /// Stores the final record, tells the observer (outside the lock), then counts the request
+    /// as handled and wakes waiters; so a waiter that returns knows the observer has run.
     func markHandled(_ record: ReceivedRequest) {
         let observer: (@Sendable (ReceivedRequest) -> Void)? = locked {
             records[record.index] = record

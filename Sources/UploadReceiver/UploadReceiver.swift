@@ -42,8 +42,10 @@ public final class UploadReceiver: @unchecked Sendable {
         core.setScript(script)
     }
 
-    /// Calls `observe` on the connection's thread after each request is fully handled, just
-    /// before `waitForRequests` counts it. Replaces any earlier observer.
+    /// Calls `observe` on the connection's thread once each request is fully handled, just
+    /// before `waitForRequests` counts it (so a wait that returns true has seen the observer
+    /// run for those requests). Requests on different connections may be observed in any
+    /// order. Replaces any earlier observer.
     public func setObserver(_ observe: @escaping @Sendable (ReceivedRequest) -> Void) {
         core.setObserver(observe)
     }

@@ -109,6 +109,7 @@ final class UploadReceiverFaultTests: XCTestCase {
 
         XCTAssertNotNil(first.error)
         XCTAssertEqual(second.status, 201)
-        XCTAssertEqual(receiver.requests.map(\.bodyComplete), [false, true])
+        XCTAssertEqual(receiver.requests.first?.bodyComplete, false)
+        XCTAssertEqual(receiver.requests.last?.bodyComplete, true)
     }
 }

@@ -61,13 +61,20 @@ final class UploadReceiverStoreTests: XCTestCase {
             storeDirectory: directory)
         try receiver.start()
         defer { receiver.stop() }
+        // Raw connections keep this about the receiver: a client library may retry on its own.
+        func put(_ target: String, _ body: String) throws -> RawHTTPConnection {
+            let connection = try RawHTTPConnection(port: receiver.port)
+            try connection.send("PUT \(target) HTTP/1.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            return connection
+        }
 
-        _ = URLSessionClient.upload(receiver.baseURL + "/a", body: Data([1, 2]))
-        _ = URLSessionClient.upload(receiver.baseURL + "/b", body: Data(TestBytes.pattern(100_000)))
-        _ = URLSessionClient.upload(receiver.baseURL + "/c", body: Data([3]), timeout: 0.5)
-        _ = URLSessionClient.upload(receiver.baseURL + "/d", body: Data([4]))
+        XCTAssertEqual(try put("/a", "12").readResponse().status, 500)
+        XCTAssertTrue(try put("/b", String(repeating: "x", count: 100_000)).isClosedByPeer())
+        let held = try put("/c", "3")
+        XCTAssertTrue(receiver.waitForRequests(count: 3, timeout: 5))
+        held.close()
+        XCTAssertEqual(try put("/d", "4").readResponse().status, 200)
 
-        XCTAssertTrue(receiver.waitForRequests(count: 4, timeout: 5))
         XCTAssertEqual(storedNames(), ["3-d"])
     }
 
