@@ -55,7 +55,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SpoolTestSupport", "UploadReceiver"],
+            dependencies: ["SpoolTestSupport", "UploadReceiver", "SpoolStore"],
             swiftSettings: swiftSettings),
     ]
 )

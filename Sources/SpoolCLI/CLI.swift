@@ -12,7 +12,7 @@ public enum CLI {
     /// Every command, in help order.
     static let commands: [CommandSpec] = [
         DaemonCommand.spec(drain: false), DaemonCommand.spec(drain: true), EnqueueCommand.spec, StatusCommand.spec,
-        ListCommand.spec, ShowCommand.spec, RetryCommand.spec, PurgeCommand.spec,
+        ListCommand.spec, ShowCommand.spec, RetryCommand.spec, PurgeCommand.spec, CheckCommand.spec,
     ]
 
     static let footer = """
@@ -87,6 +87,7 @@ public enum CLI {
         case "show": try ShowCommand(parsed, context: context).run(context: context)
         case "retry": try RetryCommand(parsed, context: context).run(context: context)
         case "purge": try PurgeCommand(parsed, context: context).run(context: context)
+        case "check": try CheckCommand(parsed, context: context).run(context: context)
         default: preconditionFailure("command \(name) declared but not wired")
         }
     }

@@ -64,9 +64,24 @@ public enum RecoveryPlanner {
         var kept = Set<FoundFile>()
         var repaired = false
 
+        // A transition that rewrites the json stages the new contents in tmp/ (fsynced) before its
+        // index record; while the old json still sits at the recorded `from`, the staged one is the
+        // newer (it carries the attempt just made, the failure reason), so it wins.
+        var staged: FoundFile?
+        if let last, let from = last.from, last.to != nil, target == last.to,
+           files.contains(where: { $0.location == from && $0.name.kind == .json }) {
+            staged = files.first { $0.place == .tmp && $0.name.kind == .json && $0.name.attempt == from.attempt }
+        }
+
         func gather(_ kind: ItemFileName.Kind, as wanted: ItemFileName) -> Bool {
             if let here = files.first(where: { $0.place == targetPlace && $0.name == wanted }) {
                 kept.insert(here)
+                return true
+            }
+            if kind == .json, let staged {
+                plan.repairs.append(.moveFile(staged.name, from: staged.place, to: wanted, in: targetPlace))
+                kept.insert(staged)
+                repaired = true
                 return true
             }
             // Prefer a copy in a state folder (furthest first), then a staged one in tmp/.

@@ -3,10 +3,48 @@ import SpoolStore
 import SpoolSystem
 
 extension Engine {
-    /// Start-up recovery (RELIABILITY rule 7): read the index, plan repairs from the folders, do
-    /// them, return interrupted uploads to pending (count kept), then load the queue.
+    /// Start-up recovery (RELIABILITY rule 7), then load the queue from what it left in pending/.
     func recover() throws {
-        let now = clock.now()
+        let outcome = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: clock.now(), log: log)
+        for (id, lifecycle) in outcome.queued {
+            items[id] = lifecycle
+            due.push(.init(notBefore: lifecycle.notBefore, id: id))
+        }
+        summary.repaired = outcome.repaired
+        summary.failed += outcome.failed
+    }
+}
+
+/// Start-up recovery, shared by the daemon (`run`, `drain`) and `spoold check --repair`, plus its
+/// read-only half for `spoold check`.
+public enum SpoolRecovery {
+    /// What recovery did and what it left queued.
+    public struct Outcome {
+        /// Every item now in pending/, with its next-attempt time (the json's mtime).
+        public var queued: [ItemID: ItemLifecycle] = [:]
+        /// Items whose files were repaired (one note each).
+        public var repaired = 0
+        /// Interrupted uploads returned to pending/ (attempt kept).
+        public var requeued = 0
+        /// Interrupted uploads that were their item's last attempt: parked in failed/.
+        public var failed = 0
+        public var notes: [String] = []
+    }
+
+    /// What recovery would do, found without changing anything.
+    public struct Inspection {
+        public var indexDamage: IndexLogScan.Damage
+        public var plan: RecoveryPlan
+        /// Items that recovery would return to pending/ (or failed/), with where they are now.
+        public var interrupted: [ItemID: ItemLocation]
+        /// Names in tmp/ that are not item files (recovery removes them).
+        public var tmpStrays: [String]
+    }
+
+    /// Reads the index, plans repairs from the folders, does them, returns interrupted uploads to
+    /// pending/ (count kept) or failed/ (last attempt), and compacts the index. Idempotent: a crash
+    /// anywhere in here is just another crash, planned again from the files at the next start.
+    public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
         let opened = try spool.index.openAndRecover(now: now)
         if opened.report.truncatedBytes > 0 {
             log.warning("index.wal: cut \(opened.report.truncatedBytes) bytes of torn tail (the normal trace of a crash)")
@@ -17,20 +55,20 @@ extension Engine {
         let plan = RecoveryPlanner.plan(files: try SpoolScanner.itemFiles(in: spool, log: log), lastRecords: opened.lastByItem)
         for note in plan.notes { log.warning("recovery: \(note)") }
         try SpoolScanner.perform(plan.repairs, on: spool, now: now)
-        summary.repaired = plan.notes.count
+        var outcome = Outcome()
+        outcome.repaired = plan.notes.count
+        outcome.notes = plan.notes
 
         var interrupted: [SpoolTransition] = []
-        for (id, location) in plan.items {
+        for (id, location) in plan.items.sorted(by: { $0.key < $1.key }) {
             switch location.state {
             case .pending:
                 let json = ItemFileName(id: id, attempt: location.attempt, kind: .json)
                 let mtime = (try? spool.status(of: json, at: location))?.modifiedMilliseconds ?? now.millisecondsSinceEpoch
-                let notBefore = Timestamp(millisecondsSinceEpoch: mtime)
-                items[id] = ItemLifecycle(location: location, notBefore: notBefore)
-                due.push(.init(notBefore: notBefore, id: id))
+                outcome.queued[id] = ItemLifecycle(location: location, notBefore: Timestamp(millisecondsSinceEpoch: mtime))
             case .inflight:
                 var lifecycle = ItemLifecycle(location: location, notBefore: now)
-                let action = lifecycle.recoverInterrupted(policy: configuration.policy, now: now)
+                let action = lifecycle.recoverInterrupted(policy: policy, now: now)
                 var metadata = try? spool.readMetadata(id, at: location)
                 metadata?.attempts.append(AttemptRecord(
                     number: location.attempt, startedAt: now, finishedAt: now, outcome: "interrupted",
@@ -38,12 +76,12 @@ extension Engine {
                 switch action {
                 case .requeue(let from, let to, let notBefore):
                     interrupted.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
-                    items[id] = lifecycle
-                    due.push(.init(notBefore: notBefore, id: id))
+                    outcome.queued[id] = lifecycle
+                    outcome.requeued += 1
                 case .fail(let from, let to, let reason):
                     metadata?.failureReason = reason
                     interrupted.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
-                    summary.failed += 1
+                    outcome.failed += 1
                 default:
                     preconditionFailure("recovery only requeues or fails")
                 }
@@ -55,14 +93,36 @@ extension Engine {
             _ = try spool.commit(interrupted)
             log.info("recovery: \(interrupted.count) upload(s) interrupted by the last stop were returned to pending/ (attempts kept)")
         }
-        try spool.index.compact(live: liveRecords())
-        log.info("spool \(spool.path): \(items.count) item(s) queued")
+        CrashPoint.recoveryAfterRequeue.reached()
+        try spool.index.compact(live: outcome.queued.keys.sorted().map {
+            IndexRecord(.live, $0, from: nil, to: outcome.queued[$0]!.location)
+        })
+        log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued")
+        return outcome
+    }
+
+    /// The read-only half of `run`: what it would repair, from the same planner and the same scan.
+    public static func inspect(spool: Spool) throws -> Inspection {
+        let index = try spool.index.inspect()
+        var strays: [String] = []
+        let files = try SpoolScanner.itemFiles(in: spool, log: nil, tmpStrays: &strays)
+        let plan = RecoveryPlanner.plan(files: files, lastRecords: index.lastByItem)
+        var interrupted: [ItemID: ItemLocation] = [:]
+        for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
+        return Inspection(indexDamage: index.damage, plan: plan, interrupted: interrupted, tmpStrays: strays)
     }
 }
 
 /// Reading a whole spool into `RecoveryPlanner` input, and carrying out its repairs.
 enum SpoolScanner {
-    static func itemFiles(in spool: Spool, log: EventLog) throws -> [RecoveryPlanner.FoundFile] {
+    /// The item files of every state folder and tmp/. Non-item names in tmp/ are removed (they are
+    /// ours and unfinished); with `log` nil nothing is changed and they are returned in `tmpStrays`.
+    static func itemFiles(in spool: Spool, log: EventLog?) throws -> [RecoveryPlanner.FoundFile] {
+        var ignored: [String] = []
+        return try itemFiles(in: spool, log: log, tmpStrays: &ignored)
+    }
+
+    static func itemFiles(in spool: Spool, log: EventLog?, tmpStrays: inout [String]) throws -> [RecoveryPlanner.FoundFile] {
         var found: [RecoveryPlanner.FoundFile] = []
         let places: [(SpoolFolder, SpoolPlace)] = [
             (.pending, .state(.pending)), (.inflight, .state(.inflight)), (.failed, .state(.failed)),
@@ -73,9 +133,9 @@ enum SpoolScanner {
                 if let name = ItemFileName(parsing: entry.name), entry.type == .regular || entry.type == .unknown {
                     found.append(.init(place, name))
                 } else if folder == .tmp {
-                    try? spool.removeFile(entry.name, in: .tmp)
+                    if log == nil { tmpStrays.append("tmp/\(entry.name)") } else { try? spool.removeFile(entry.name, in: .tmp) }
                 } else if !entry.name.hasPrefix(".") {
-                    log.warning("\(folder.rawValue)/\(entry.name) is not an item file (expected <id>.a<N>.json/.blob); left alone")
+                    log?.warning("\(folder.rawValue)/\(entry.name) is not an item file (expected <id>.a<N>.json/.blob); left alone")
                 }
             }
         }
@@ -104,6 +164,7 @@ enum SpoolScanner {
                 metadata?.failureReason = "its payload (.blob) was missing at start-up"
                 try spool.quarantine(id, from: from, to: to, metadata: metadata)
             }
+            CrashPoint.recoveryAfterRepair.reached()
         }
         try spool.syncFolders(Set(SpoolFolder.allCases))
     }

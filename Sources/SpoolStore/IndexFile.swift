@@ -65,6 +65,27 @@ public final class IndexFile {
         return (last, report)
     }
 
+    /// Reads the index without changing anything (for `spoold check`): the last record per item as
+    /// `openAndRecover` would return it, and what it would repair. A missing index is an empty one.
+    public func inspect() throws -> (lastByItem: [ItemID: IndexRecord], damage: IndexLogScan.Damage) {
+        let file: FileDescriptor
+        do {
+            file = try fs.open(SpoolFolder.indexFileName, relativeTo: root, flags: [.readOnly, .nonBlocking], mode: 0)
+        } catch let error as SystemError where error.isNotFound {
+            return ([:], .none)
+        }
+        return try fs.closing(file) { file in
+            guard try fs.status(of: file).type == .regular, let bytes = try fs.readAll(file, limit: 512 << 20) else {
+                return ([:], .corruptMiddle(offset: 0))
+            }
+            let scan = IndexLogCodec.decode(bytes)
+            if case .corruptMiddle = scan.damage { return ([:], scan.damage) }  // recovery rebuilds from the folders
+            var last: [ItemID: IndexRecord] = [:]
+            for record in scan.records { last[record.id] = record }
+            return (last, scan.damage)
+        }
+    }
+
     /// Appends records and makes them durable before returning (one fsync for the whole batch).
     public func append(_ records: [IndexRecord]) throws {
         guard !records.isEmpty else { return }
@@ -109,7 +130,9 @@ public final class IndexFile {
             throw error
         }
         fs.close(fresh)
+        CrashPoint.compactAfterWrite.reached()
         try fs.rename(tmpName, in: root, to: SpoolFolder.indexFileName, in: root)
+        CrashPoint.compactAfterRename.reached()
         try fs.sync(root, label: "spool directory")
         appendedBytes = Int64(bytes.count)
         compactedBytes = Int64(bytes.count)

@@ -112,7 +112,17 @@ public final class Spool {
             try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore)
             staged.insert(i)
         }
-        try index.append(transitions.map(\.record))
+        CrashPoint.commitAfterStage.reached()
+        do {
+            try index.append(transitions.map(\.record))
+        } catch {
+            // Not recorded, so not happening: the staged copies are nobody's (recovery would remove them too).
+            for (i, t) in transitions.enumerated() where staged.contains(i) {
+                try? removeFile(jsonName(t.record.id, t.record.from!), in: .tmp)
+            }
+            throw error
+        }
+        CrashPoint.commitAfterIndex.reached()
         var results: [TransitionResult] = []
         results.reserveCapacity(transitions.count)
         for (i, t) in transitions.enumerated() {
@@ -139,10 +149,13 @@ public final class Spool {
                     try fs.rename(blob, in: descriptor(fromFolder),
                                   to: ItemFileName(id: t.record.id, attempt: to.attempt, kind: .blob).description,
                                   in: descriptor(toFolder))
+                    CrashPoint.commitAfterBlobRename.reached()
                     try fs.rename(json, in: descriptor(fromFolder), to: jsonName(t.record.id, to), in: descriptor(toFolder))
+                    CrashPoint.commitAfterJSONRename.reached()
                     dirty.insert(toFolder)
                 } else {
                     try fs.remove(json, in: descriptor(fromFolder), isDirectory: false)
+                    CrashPoint.commitAfterJSONRename.reached()
                     try? fs.remove(blob, in: descriptor(fromFolder), isDirectory: false)
                 }
                 results.append(.moved)
@@ -151,6 +164,7 @@ public final class Spool {
             }
         }
         try syncFolders(dirty)
+        CrashPoint.commitAfterFolderSync.reached()
         return results
     }
 
@@ -166,30 +180,30 @@ public final class Spool {
             for (i, item) in items.enumerated() {
                 do {
                     var item = item
-                    let blob: PreparedBlob
-                    do {
-                        blob = try prepareBlob(for: item)
-                        item.metadata.size = blob.size
-                        try stageMetadata(item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil)
-                    } catch let error as ItemRejection {
-                        throw error
-                    } catch {
-                        cleanUpStaged([item])  // a blob already copied into tmp/ for this item
-                        throw error
-                    }
+                    let blob = try prepareBlob(for: item)
+                    item.metadata.size = blob.size
+                    try stageMetadata(item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil)
                     prepared.append((item, blob))
                     order.append(i)
                 } catch let error as ItemRejection {
                     results[i] = .rejected(error.reason)
                 }
             }
-            guard !prepared.isEmpty else { return results.map { $0! } }
-            try index.append(prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) })
         } catch {
-            // Nothing was renamed yet: remove what was staged so a refused add leaves no trace.
-            cleanUpStaged(prepared.map(\.item))
+            // Includes the item whose json could not be staged after its blob was copied to tmp/.
+            cleanUpStaged(items)
             throw error
         }
+        guard !prepared.isEmpty else { return results.map { $0! } }
+        CrashPoint.addAfterStage.reached()
+        do {
+            try index.append(prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) })
+        } catch {
+            // Nothing was recorded or renamed: leave no half item behind in tmp/.
+            cleanUpStaged(items)
+            throw error
+        }
+        CrashPoint.addAfterIndex.reached()
         var dirty: Set<SpoolFolder> = [.tmp]
         var sourcesToUnlink: [(String, SpoolFolder?)] = []
         for (n, p) in prepared.enumerated() {
@@ -207,12 +221,15 @@ public final class Spool {
                 try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
                               in: FileDescriptor(rawValue: AT_FDCWD))
             }
+            CrashPoint.addAfterBlobRename.reached()
             try fs.rename(jsonName(p.item.id, location), in: descriptor(.tmp), to: jsonName(p.item.id, location),
                           in: descriptor(folder))
+            CrashPoint.addAfterJSONRename.reached()
             dirty.insert(folder)
             results[order[n]] = .added(p.item.id)
         }
         try syncFolders(dirty)
+        CrashPoint.addAfterFolderSync.reached()
         for (source, folder) in sourcesToUnlink {
             if let folder { try? fs.remove(source, in: descriptor(folder), isDirectory: false) }
             else { _ = Glibc.unlink(source) }
@@ -227,9 +244,11 @@ public final class Spool {
         let toName = jsonName(id, to)
         let fromFolder = SpoolFolder(from.state)
         let toFolder = SpoolFolder(to.state)
+        // Staged (and fsynced) before the record, as in `commit`: once the record exists, recovery
+        // may trust the staged json (it carries the failure reason).
+        if let metadata { try stageMetadata(metadata, as: toName, notBefore: nil) }
         try index.append([IndexRecord(.fail, id, from: from, to: to)])
-        if let metadata {
-            try stageMetadata(metadata, as: toName, notBefore: nil)
+        if metadata != nil {
             try fs.rename(toName, in: descriptor(.tmp), to: toName, in: descriptor(toFolder))
             if fromFolder != toFolder || fromName != toName { try removeFile(fromName, in: fromFolder) }
         } else if fromFolder != toFolder || fromName != toName {

@@ -9,7 +9,7 @@ final class ReadmeTests: XCTestCase {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("README.md")
         let readme = try String(contentsOf: readmeURL, encoding: .utf8)
-        for command in ["run", "drain", "enqueue", "status", "ls", "show", "retry", "purge"] {
+        for command in ["run", "drain", "enqueue", "status", "ls", "show", "retry", "purge", "check"] {
             let help = try SpooldProcess.run([command, "--help"]).stdout
             XCTAssertTrue(
                 readme.contains("### spoold \(command)\n\n```\n\(help)```"),

@@ -9,6 +9,8 @@ import XCTest
 final class SpooldProcess: @unchecked Sendable {
     struct Result {
         var exitCode: Int32
+        /// The signal that ended the process (e.g. SIGKILL), or nil when it exited.
+        var signal: Int32?
         var stdout: String
         var stderr: String
         var lines: [String] { stdout.split(separator: "\n").map(String.init) }
@@ -62,7 +64,8 @@ final class SpooldProcess: @unchecked Sendable {
             _ = exited.wait(timeout: .now() + 10)
             XCTFail("spoold \(process.arguments ?? []) did not finish within \(timeout) s; stderr:\n\(readErr())", file: file, line: line)
         }
-        return Result(exitCode: process.terminationStatus, stdout: read(outURL), stderr: readErr())
+        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+        return Result(exitCode: process.terminationStatus, signal: signal, stdout: read(outURL), stderr: readErr())
     }
 
     func readErr() -> String { read(errURL) }

@@ -1,0 +1,138 @@
+import ArgumentKit
+import Foundation
+import SpoolCore
+import SpoolEngine
+import SpoolStore
+
+/// `spoold check [--repair]`: verifies the spool against the index and reports what start-up
+/// recovery would do, plus damage recovery leaves to the daemon or the operator.
+struct CheckCommand: SpooldCommand {
+    static let spec = CommandSpec(
+        name: "check",
+        abstract: "Verify the spool against the index; report (or --repair) what recovery would fix.",
+        discussion: """
+        Reports what start-up recovery would do (split pairs, leftovers of recorded successes,
+        orphans in tmp/, a torn or damaged index), items in inflight/ while no daemon runs,
+        unreadable or malformed .json files, blobs whose size differs from their .json, and
+        names in the state folders that are not items. Without --repair nothing is changed; while
+        a daemon runs, transitions in progress may show up as problems.
+        --repair takes the daemon lock and runs the same recovery a daemon start runs, then checks
+        again. Malformed items are left for the daemon, which parks them in failed/ with the reason.
+        Exit codes: 0 clean, 1 problems found (after --repair: problems left), 2 usage error,
+        3 the spool could not be read or repaired, 4 --repair while a daemon works on the spool.
+        """,
+        options: [
+            CommonOptions.existingSpool,
+            .flag("repair", help: "Run start-up recovery now (refused while a daemon runs)."),
+            OptionSpec("max-attempts", valueName: "N",
+                       help: "With --repair: the daemon's --max-attempts, deciding whether an interrupted upload is retried.",
+                       defaultDescription: "3"),
+            .flag("json", help: "Print JSON instead of text."),
+        ],
+        positionals: [])
+
+    var spoolPath: String
+    var repair: Bool
+    var maximumAttempts: Int
+    var json: Bool
+
+    init(_ arguments: ParsedArguments, context: CommandContext) throws {
+        spoolPath = CommonOptions.spoolPath(arguments, context)
+        repair = arguments.flag("repair")
+        maximumAttempts = try arguments.int("max-attempts", range: 1...100) ?? 3
+        json = arguments.flag("json")
+    }
+
+    struct Problem {
+        var kind: String
+        var message: String
+    }
+
+    func run(context: CommandContext) throws -> ExitCode {
+        let spool = try CommonOptions.openExisting(spoolPath)
+        var repaired: [String] = []
+        if repair {
+            let lock = try SpoolLock(spool: spool)
+            var log = context.log
+            log.minimumLevel = .error  // what was done is printed below, once
+            let outcome = try SpoolRecovery.run(
+                spool: spool, policy: RetryPolicy(maximumAttempts: maximumAttempts), now: context.clock.now(), log: log)
+            repaired = outcome.notes
+            if outcome.requeued > 0 { repaired.append("\(outcome.requeued) interrupted upload(s) returned to pending/ (attempts kept)") }
+            if outcome.failed > 0 { repaired.append("\(outcome.failed) interrupted upload(s) were their last attempt: moved to failed/") }
+            let problems = try Self.problems(in: spool, daemonRuns: false)
+            withExtendedLifetime(lock) {}
+            return report(spool, problems: problems, repaired: repaired, context: context)
+        }
+        let problems = try Self.problems(in: spool, daemonRuns: SpoolLock.holder(of: spool) != nil)
+        return report(spool, problems: problems, repaired: nil, context: context)
+    }
+
+    /// Everything wrong with the spool as it is now; changes nothing.
+    static func problems(in spool: Spool, daemonRuns: Bool) throws -> [Problem] {
+        var problems: [Problem] = []
+        let inspection = try SpoolRecovery.inspect(spool: spool)
+        switch inspection.indexDamage {
+        case .none: break
+        case .tornTail(_, let length):
+            problems.append(Problem(kind: "index", message: "index.wal ends in \(length) byte(s) of torn tail; recovery cuts them"))
+        case .corruptMiddle(let offset):
+            problems.append(Problem(
+                kind: "index",
+                message: "index.wal is damaged at byte \(offset); recovery keeps it aside and rebuilds from the folders"))
+        }
+        for note in inspection.plan.notes { problems.append(Problem(kind: "recovery", message: note)) }
+        for name in inspection.tmpStrays { problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it")) }
+        if !daemonRuns {
+            for (id, location) in inspection.interrupted.sorted(by: { $0.key < $1.key }) {
+                problems.append(Problem(
+                    kind: "inflight",
+                    message: "\(id) is in inflight/ (attempt \(location.attempt)) but no daemon runs; recovery returns it to pending/"))
+            }
+        }
+        let inventory = try SpoolInventory.load(spool)
+        for stray in inventory.strays {
+            problems.append(Problem(kind: "stray", message: "\(stray) is not an item file (<id>.a<N>.json/.blob); spoold leaves it alone"))
+        }
+        for item in inventory.items where item.hasJSON {
+            let where_ = "\(SpoolFolder(item.location.state).rawValue)/\(item.id).a\(item.location.attempt).json"
+            let metadata: ItemMetadata
+            do {
+                metadata = try spool.readMetadata(item.id, at: item.location)
+            } catch {
+                problems.append(Problem(kind: "json", message: "\(where_) cannot be read: \(error)"))
+                continue
+            }
+            if metadata.id != item.id.rawValue {
+                problems.append(Problem(kind: "json", message: "\(where_) names another item (\(metadata.id))"))
+            }
+            if let size = item.blobSize, size != metadata.size {
+                problems.append(Problem(
+                    kind: "size", message: "\(item.id): the blob has \(size) B but the .json says \(metadata.size) B"))
+            }
+        }
+        return problems
+    }
+
+    private func report(_ spool: Spool, problems: [Problem], repaired: [String]?, context: CommandContext) -> ExitCode {
+        if json {
+            var object: [String: Any] = [
+                "spool": spool.path, "clean": problems.isEmpty,
+                "problems": problems.map { ["kind": $0.kind, "message": $0.message] },
+            ]
+            if let repaired { object["repaired"] = repaired }
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+                context.print(String(decoding: data, as: UTF8.self))
+            }
+        } else {
+            for line in repaired ?? [] { context.print("repaired: \(line)") }
+            for problem in problems { context.print("\(problem.kind): \(problem.message)") }
+            if problems.isEmpty {
+                context.print("spool \(spool.path) is consistent")
+            } else {
+                context.print("\(problems.count) problem(s)" + (repaired == nil ? "; 'spoold check --repair' (or starting the daemon) runs recovery" : " left"))
+            }
+        }
+        return problems.isEmpty ? .success : .partial
+    }
+}

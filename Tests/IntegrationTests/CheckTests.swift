@@ -1,0 +1,106 @@
+import Foundation
+import UploadReceiver
+import XCTest
+
+/// `spoold check [--repair] [--json]`: reports what recovery would do and what it would not,
+/// changes nothing without --repair, and --repair runs the daemon's own recovery.
+final class CheckTests: XCTestCase {
+    private func enqueue(_ spool: TestSpool, count: Int) throws -> [String] {
+        var paths: [String] = []
+        for i in 0..<count {
+            let path = spool.root + "/item-\(i).bin"
+            try Data(payload(50 + i, seed: UInt64(i))).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let result = try SpooldProcess.run(["enqueue", "--spool", spool.path] + paths)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        return result.lines
+    }
+
+    private func check(_ spool: TestSpool, _ extra: [String] = []) throws -> SpooldProcess.Result {
+        try SpooldProcess.run(["check", "--spool", spool.path] + extra)
+    }
+
+    func testCheck_cleanSpool_exits0() throws {
+        let spool = try TestSpool(self)
+        _ = try enqueue(spool, count: 2)
+        let text = try check(spool)
+        XCTAssertEqual(text.exitCode, 0, text.stdout + text.stderr)
+        XCTAssertTrue(text.stdout.contains("is consistent"), text.stdout)
+        let json = try check(spool, ["--json"])
+        XCTAssertEqual(json.exitCode, 0)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["clean"] as? Bool, true)
+        XCTAssertEqual((object["problems"] as? [Any])?.count, 0)
+    }
+
+    func testCheck_splitPair_reportsWhatRecoveryWouldDo_changesNothing_andRepairFixesIt() throws {
+        let spool = try TestSpool(self)
+        let ids = try enqueue(spool, count: 1)
+        // A claim cut between its blob and json renames: blob in inflight/, json still in pending/.
+        let cut = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "http://127.0.0.1:9/"],
+                                        environment: ["SPOOLD_CRASH_AT": "commit.after-blob-rename"])
+        XCTAssertEqual(cut.signal, SIGKILL)
+        let before = spool.itemFiles
+
+        let report = try check(spool)
+
+        XCTAssertEqual(report.exitCode, 1, report.stdout)
+        XCTAssertTrue(report.stdout.contains("recovery: \(ids[0]): completed an interrupted move"), report.stdout)
+        XCTAssertTrue(report.stdout.contains("inflight: \(ids[0]) is in inflight/"), report.stdout)
+        XCTAssertEqual(spool.itemFiles, before, "check without --repair changes nothing")
+
+        let repair = try check(spool, ["--repair"])
+        XCTAssertEqual(repair.exitCode, 0, repair.stdout + repair.stderr)
+        XCTAssertTrue(repair.stdout.contains("repaired: 1 interrupted upload(s) returned to pending/"), repair.stdout)
+        XCTAssertEqual(spool.itemFiles, ["pending/\(ids[0]).a1.blob", "pending/\(ids[0]).a1.json"], "the attempt is kept")
+        XCTAssertEqual(try check(spool).exitCode, 0, "a second check is clean")
+    }
+
+    func testCheck_garbageJSONSizeMismatchAndStray_areReported_andLeftForTheDaemon() throws {
+        let spool = try TestSpool(self)
+        let ids = try enqueue(spool, count: 2)
+        try Data("{garbage".utf8).write(to: URL(fileURLWithPath: spool.path + "/pending/\(ids[0]).a0.json"))
+        let blob = try FileHandle(forWritingTo: URL(fileURLWithPath: spool.path + "/pending/\(ids[1]).a0.blob"))
+        try blob.seekToEnd()
+        try blob.write(contentsOf: Data([1, 2, 3]))
+        try blob.close()
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: spool.path + "/failed/notes.txt"))
+
+        let report = try check(spool, ["--json"])
+
+        XCTAssertEqual(report.exitCode, 1, report.stdout)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let problems = try XCTUnwrap(object["problems"] as? [[String: String]])
+        XCTAssertEqual(Set(problems.compactMap { $0["kind"] }), ["json", "size", "stray"], "\(problems)")
+        XCTAssertTrue(problems.contains { $0["kind"] == "json" && $0["message"]!.contains(ids[0]) })
+        XCTAssertTrue(problems.contains { $0["kind"] == "size" && $0["message"]!.contains("has 54 B but the .json says 51 B") })
+        XCTAssertTrue(problems.contains { $0["kind"] == "stray" && $0["message"]!.contains("failed/notes.txt") })
+        let repair = try check(spool, ["--repair"])
+        XCTAssertEqual(repair.exitCode, 1, "recovery does not fix malformed items; they are still reported: \(repair.stdout)")
+    }
+
+    func testCheckRepair_whileADaemonRuns_exits4() throws {
+        let spool = try TestSpool(self)
+        _ = try enqueue(spool, count: 1)
+        let receiver = UploadReceiver(script: .always(201))
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/"])
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 30), "the daemon is up and working")
+
+        let repair = try check(spool, ["--repair"])
+
+        XCTAssertEqual(repair.exitCode, 4, repair.stderr)
+        XCTAssertTrue(repair.stderr.contains("another spoold"), repair.stderr)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
+    }
+
+    func testCheck_noSpool_exits3() throws {
+        let spool = try TestSpool(self)
+        let result = try SpooldProcess.run(["check", "--spool", spool.root + "/nothing-here"])
+        XCTAssertEqual(result.exitCode, 3, result.stderr)
+        XCTAssertTrue(result.stderr.contains("no spool"), result.stderr)
+    }
+}
