@@ -58,3 +58,9 @@ public struct IndexRecord: Equatable, Sendable, CustomStringConvertible {
         self.init(op, id, from: from, to: to)
     }
 }
+
+extension IndexRecord.Operation {
+    /// Moves whose synced index record alone makes them durable: recovery completes them from the
+    /// index wherever the files are found, so their renames need no folder fsync (group commit).
+    public var isCompletedFromIndex: Bool { self == .claim || self == .done }
+}

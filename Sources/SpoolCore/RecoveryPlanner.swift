@@ -30,6 +30,15 @@ public enum RecoveryPlanner {
         return plan
     }
 
+    /// Whether a recorded claim or success must be completed although no file reached its target:
+    /// a claim whose files are still where it started (its renames were lost), or a success whose
+    /// files are anywhere before it (even a lost claim beneath a lost success).
+    private static func isForced(_ last: IndexRecord, _ locations: Set<ItemLocation>) -> Bool {
+        guard last.operation.isCompletedFromIndex, let from = last.from else { return false }
+        if last.operation == .claim { return locations.contains(from) }
+        return locations.contains { $0.progressRank <= from.progressRank }
+    }
+
     private static func planItem(_ id: ItemID, files: [FoundFile], last: IndexRecord?, into plan: inout RecoveryPlan) {
         let placed = files.filter { $0.location != nil }
 
@@ -51,10 +60,11 @@ public enum RecoveryPlanner {
         var target = locations.max { $0.progressRank < $1.progressRank }!
         // Complete a recorded move once it has started (a file already sits at its target). A move
         // that never started is undone by leaving the pair where it is, which is always safe and
-        // keeps an operator's `mv` back into pending/ (rule 7), except a recorded success: that
-        // one is completed regardless, so the item is never uploaded again.
-        if let last, let intent = last.to,
-           locations.contains(intent) || (last.operation == .done && last.from.map(locations.contains) == true) {
+        // keeps an operator's `mv` back into pending/ (rule 7). Two moves are completed from the
+        // index alone, wherever the files are: a claim (its synced record is what counts the
+        // attempt before the request goes out) and a recorded success (never uploaded again).
+        // That is why `Spool.commit` does not fsync folders for them.
+        if let last, let intent = last.to, locations.contains(intent) || isForced(last, locations) {
             target = intent
         }
 

@@ -94,7 +94,7 @@ public enum SpoolRecovery {
             log.info("recovery: \(interrupted.count) upload(s) interrupted by the last stop were returned to pending/ (attempts kept)")
         }
         CrashPoint.recoveryAfterRequeue.reached()
-        try spool.index.compact(live: outcome.queued.keys.sorted().map {
+        try spool.compactIndex(live: outcome.queued.keys.sorted().map {
             IndexRecord(.live, $0, from: nil, to: outcome.queued[$0]!.location)
         })
         log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued")

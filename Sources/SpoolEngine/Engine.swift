@@ -133,7 +133,7 @@ public final class Engine {
 
     func compactIndexIfLarge() throws {
         guard spool.index.wantsCompaction else { return }
-        try spool.index.compact(live: liveRecords())
+        try spool.compactIndex(live: liveRecords())
     }
 
     func liveRecords() -> [IndexRecord] {

@@ -103,7 +103,8 @@ public final class Spool {
 
     /// Moves items between folders, durably, as one batch: stage new json contents in tmp/ and
     /// fsync them, append and sync the index, rename (blob first, json last), fsync each touched
-    /// folder once.
+    /// folder once. Claims and recorded successes need no folder fsync: their synced index record
+    /// is enough, because recovery completes them from the index wherever their files are.
     public func commit(_ transitions: [SpoolTransition]) throws -> [TransitionResult] {
         guard !transitions.isEmpty else { return [] }
         var dirty = Set<SpoolFolder>()
@@ -128,6 +129,7 @@ public final class Spool {
         for (i, t) in transitions.enumerated() {
             let from = t.record.from!
             let fromFolder = SpoolFolder(from.state)
+            let needsFolderSync = !t.record.operation.isCompletedFromIndex
             let json = jsonName(t.record.id, from)
             let blob = ItemFileName(id: t.record.id, attempt: from.attempt, kind: .blob).description
             do {
@@ -139,11 +141,11 @@ public final class Spool {
                 }
                 if staged.contains(i) {
                     try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(fromFolder))
-                    dirty.insert(.tmp)
+                    if needsFolderSync { dirty.insert(.tmp) }
                 } else if let notBefore = t.notBefore {
                     try setModificationTime(json, in: fromFolder, to: notBefore)
                 }
-                dirty.insert(fromFolder)
+                if needsFolderSync { dirty.insert(fromFolder) }
                 if let to = t.record.to {
                     let toFolder = SpoolFolder(to.state)
                     try fs.rename(blob, in: descriptor(fromFolder),
@@ -152,7 +154,7 @@ public final class Spool {
                     CrashPoint.commitAfterBlobRename.reached()
                     try fs.rename(json, in: descriptor(fromFolder), to: jsonName(t.record.id, to), in: descriptor(toFolder))
                     CrashPoint.commitAfterJSONRename.reached()
-                    dirty.insert(toFolder)
+                    if needsFolderSync { dirty.insert(toFolder) }
                 } else {
                     try fs.remove(json, in: descriptor(fromFolder), isDirectory: false)
                     CrashPoint.commitAfterJSONRename.reached()
@@ -255,6 +257,13 @@ public final class Spool {
             try fs.rename(fromName, in: descriptor(fromFolder), to: toName, in: descriptor(toFolder))
         }
         try syncFolders([.tmp, fromFolder, toFolder])
+    }
+
+    /// Rewrites the index as the live state. Every folder is synced first: compaction drops the
+    /// claim and done records that stood in for folder fsyncs, so the renames must be durable now.
+    public func compactIndex(live: [IndexRecord]) throws {
+        try syncFolders(Set(SpoolFolder.allCases))
+        try index.compact(live: live)
     }
 
     /// fsyncs each folder once: the "group" in group commit.

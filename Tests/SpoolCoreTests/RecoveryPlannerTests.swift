@@ -278,3 +278,28 @@ struct SimulatedSpool {
         }
     }
 }
+
+/// Claims and recorded successes are completed from the index alone (they skip folder fsyncs).
+final class RecoveryPlannerIndexDurabilityTests: XCTestCase {
+    let id = ItemID("20261121T141003123Z-0000-9f3ab2c1-photo.jpg")!
+
+    private func pair(_ state: ItemState, _ attempt: Int) -> [RecoveryPlanner.FoundFile] {
+        [.init(.state(state), ItemFileName(id: id, attempt: attempt, kind: .json)),
+         .init(.state(state), ItemFileName(id: id, attempt: attempt, kind: .blob))]
+    }
+
+    func testClaimWhoseRenamesWereLost_isCompleted_soTheAttemptStaysCounted() {
+        let last = [id: IndexRecord(.claim, id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1))]
+        XCTAssertEqual(RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last).items, [id: ItemLocation(.inflight, attempt: 1)])
+    }
+
+    func testKeptSuccessWhoseClaimAndDoneRenamesWereLost_isCompleted_neverUploadedAgain() {
+        let last = [id: IndexRecord(.done, id, from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.done, attempt: 1))]
+        XCTAssertEqual(RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last).items, [id: ItemLocation(.done, attempt: 1)])
+    }
+
+    func testParkingThatNeverStarted_isUndone_soAnOperatorsMoveBackIsAdopted() {
+        let last = [id: IndexRecord(.fail, id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.failed, attempt: 0))]
+        XCTAssertEqual(RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last).items, [id: ItemLocation(.pending, attempt: 0)])
+    }
+}

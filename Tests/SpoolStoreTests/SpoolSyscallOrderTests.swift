@@ -103,7 +103,9 @@ final class SpoolSyscallOrderTests: XCTestCase {
         }
     }
 
-    private func claimBatch(_ n: Int, withMetadata: Bool) throws -> [Call] {
+    /// A batch of `n` moves out of pending/: claims by default, or parking in failed/ (a move
+    /// that, unlike a claim, must make its folders durable itself).
+    private func claimBatch(_ n: Int, withMetadata: Bool, parking: Bool = false) throws -> [Call] {
         let temp = try TemporarySpool()
         defer { temp.cleanUp() }
         let fs = RecordingFileSystem()
@@ -117,11 +119,13 @@ final class SpoolSyscallOrderTests: XCTestCase {
         fs.resetLog()
         let transitions = batch.map {
             SpoolTransition(
-                IndexRecord(.claim, $0.id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)),
+                parking
+                    ? IndexRecord(.fail, $0.id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.failed, attempt: 0))
+                    : IndexRecord(.claim, $0.id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)),
                 metadata: withMetadata ? $0.metadata : nil)
         }
         XCTAssertEqual(try spool.commit(transitions), Array(repeating: .moved, count: n))
-        XCTAssertEqual(temp.names(in: .inflight).count, 2 * n)
+        XCTAssertEqual(temp.names(in: parking ? .failed : .inflight).count, 2 * n)
         XCTAssertEqual(temp.names(in: .pending), [])
         XCTAssertEqual(temp.names(in: .tmp), [])
         return fs.calls
@@ -131,18 +135,18 @@ final class SpoolSyscallOrderTests: XCTestCase {
         calls.filter { $0.operation == .sync && $0.isDirectory }.reduce(into: [:]) { $0[$1.name, default: 0] += 1 }
     }
 
-    func testCommitOf50Claims_isOneGroupCommit() throws {
+    func testCommitOf50Claims_isOneIndexSync_andNoFolderSync() throws {
+        // A claim is durable once its index record is synced (recovery completes it from the
+        // index), so 50 claims cost exactly one fsync, before any rename.
         let calls = try claimBatch(50, withMetadata: false)
         let trace = calls.map(\.description).joined(separator: "\n")
+        XCTAssertEqual(calls.filter { $0.operation == .sync }.count, 1, trace)
         XCTAssertEqual(calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1, trace)
-        XCTAssertEqual(directorySyncs(calls), ["pending": 1, "inflight": 1], trace)
+        XCTAssertEqual(directorySyncs(calls), [:], trace)
         XCTAssertEqual(calls.filter { $0.operation == .rename }.count, 100)
         let indexSync = index(calls) { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }
         let firstRename = index(calls) { $0.operation == .rename }
-        let lastRename = calls.lastIndex { $0.operation == .rename }!
-        let firstDirSync = index(calls) { $0.operation == .sync && $0.isDirectory }
         XCTAssertLessThan(indexSync, firstRename)
-        XCTAssertLessThan(lastRename, firstDirSync)
         // Each blob moves before its json.
         for i in stride(from: 0, to: 100, by: 2) {
             let pair = calls.filter { $0.operation == .rename }[i...].prefix(2)
@@ -150,10 +154,20 @@ final class SpoolSyscallOrderTests: XCTestCase {
         }
     }
 
+    func testCommitOf50Parkings_syncsEachTouchedFolderOnceAfterTheRenames() throws {
+        let calls = try claimBatch(50, withMetadata: false, parking: true)
+        let trace = calls.map(\.description).joined(separator: "\n")
+        XCTAssertEqual(calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1, trace)
+        XCTAssertEqual(directorySyncs(calls), ["pending": 1, "failed": 1], trace)
+        let lastRename = calls.lastIndex { $0.operation == .rename }!
+        let firstDirSync = index(calls) { $0.operation == .sync && $0.isDirectory }
+        XCTAssertLessThan(lastRename, firstDirSync)
+    }
+
     func testCommit_directorySyncCountDoesNotGrowWithTheBatch() throws {
         for withMetadata in [false, true] {
-            let small = directorySyncs(try claimBatch(3, withMetadata: withMetadata))
-            let large = directorySyncs(try claimBatch(50, withMetadata: withMetadata))
+            let small = directorySyncs(try claimBatch(3, withMetadata: withMetadata, parking: true))
+            let large = directorySyncs(try claimBatch(50, withMetadata: withMetadata, parking: true))
             XCTAssertEqual(small, large, "metadata: \(withMetadata)")
             XCTAssertEqual(large.values.reduce(0, +), withMetadata ? 3 : 2)
         }
