@@ -3,9 +3,10 @@ import SpoolStore
 import SpoolTransport
 
 extension Engine {
-    /// Claims due items up to the concurrency limit: counts each attempt on disk (rename to
-    /// inflight/ .a(N+1), synced) before any request is sent, then starts the uploads.
-    func claimDueItems(now: Timestamp) throws {
+    /// Chooses due items up to the concurrency limit and adds their claims (pending .aN →
+    /// inflight .a(N+1)) to the round; `commitRound` counts the attempts on disk before any
+    /// request is sent, then starts the uploads.
+    func collectClaims(now: Timestamp, into round: inout Round) throws {
         var slots = configuration.concurrency - uploads.count
         guard slots > 0 else { return }
         var probe = false
@@ -19,9 +20,17 @@ extension Engine {
             outage = current
         }
 
-        var batch: [(ItemID, ItemMetadata, SpoolTransition)] = []
-        while batch.count < slots, let next = due.first, next.notBefore <= now {
+        var claimed = 0
+        // Items finished in this round are not on disk where they are going until the round is
+        // committed: they wait for the next round.
+        var deferred: [DueQueue.Entry] = []
+        defer { for entry in deferred { due.push(entry) } }
+        while claimed < slots, let next = due.first, next.notBefore <= now {
             _ = due.popFirst()
+            if round.touches(next.id) {
+                deferred.append(next)
+                continue
+            }
             guard var lifecycle = items[next.id], lifecycle.state == .pending, lifecycle.notBefore == next.notBefore
             else { continue }  // a stale heap entry
             let from = lifecycle.location
@@ -38,22 +47,40 @@ extension Engine {
             }
             guard case .claimAndUpload(let f, let to) = lifecycle.claim() else { preconditionFailure() }
             items[next.id] = lifecycle
-            batch.append((next.id, metadata, SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to))))
+            round.claims.append(Round.Claim(
+                id: next.id, metadata: metadata, transition: round.transitions.count, isProbe: probe))
+            round.transitions.append(SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to)))
+            claimed += 1
         }
-        if batch.isEmpty {
-            if probe { outage?.probeInFlight = false }
-            return
-        }
+        if claimed == 0, probe { outage?.probeInFlight = false }
+    }
 
-        let results = try spool.commit(batch.map(\.2))
-        for ((id, metadata, transition), result) in zip(batch, results) {
-            guard result == .moved else {
-                log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
+    /// Commits the round's transitions (finished uploads and new claims) as one group: one index
+    /// fsync for all of them. Then logs the outcomes and starts the claimed uploads.
+    func commitRound(_ round: Round, now: Timestamp) throws {
+        guard !round.transitions.isEmpty else { return }
+        let results = try spool.commit(round.transitions)
+        var claimIndices = Set<Int>()
+        for claim in round.claims { claimIndices.insert(claim.transition) }
+        for (i, (transition, result)) in zip(round.transitions, results).enumerated()
+        where result != .moved && !claimIndices.contains(i) {
+            log.warning("\(transition.record.id) vanished while being recorded (\(result))")
+            items[transition.record.id] = nil
+        }
+        for message in round.messages {
+            if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
+        }
+        for claim in round.claims {
+            let id = claim.id
+            let metadata = claim.metadata
+            let transition = round.transitions[claim.transition]
+            guard results[claim.transition] == .moved else {
+                log.warning("\(id) vanished before its upload (\(results[claim.transition])); an operator moved or purged it")
                 items[id] = nil
                 continue
             }
             let attempt = transition.record.to!.attempt
-            uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: probe)
+            uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: claim.isProbe)
             var headers = configuration.headers
             for (name, value) in metadata.headers { headers[name] = value }
             for (name, value) in configuration.credentialHeaders { headers[name] = value }
@@ -76,13 +103,11 @@ extension Engine {
         }
     }
 
-    /// Records every finished upload in one batch: removed (or done/), back to pending with its
+    /// Adds every finished upload to the round: removed (or done/), back to pending with its
     /// next-attempt time, or parked in failed/ with the attempt history.
-    func finishCompletedUploads(now: Timestamp) throws {
+    func collectFinished(now: Timestamp, into round: inout Round) {
         let finished = inbox.takeAll()
         guard !finished.isEmpty else { return }
-        var transitions: [SpoolTransition] = []
-        var messages: [String] = []
         for completion in finished {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue
@@ -107,42 +132,34 @@ extension Engine {
             switch action {
             case .complete(let from, let to):
                 metadata.attempts.append(record)
-                transitions.append(SpoolTransition(IndexRecord(.done, id, from: from, to: to), metadata: to == nil ? nil : metadata))
+                round.transitions.append(SpoolTransition(IndexRecord(.done, id, from: from, to: to), metadata: to == nil ? nil : metadata))
                 items[id] = nil
                 summary.uploaded += 1
-                messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
+                round.messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
             case .requeue(let from, let to, let notBefore) where to.attempt < from.attempt:
                 // Handed back: the attempt did not count, so the history is left as it was.
-                transitions.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
+                round.transitions.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
             case .requeue(let from, let to, let notBefore):
                 metadata.attempts.append(record)
-                transitions.append(
+                round.transitions.append(
                     SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
                 let wait = now.seconds(until: notBefore)
-                messages.append("attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))")
+                round.messages.append("attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))")
             case .fail(let from, let to, let reason):
                 metadata.attempts.append(record)
                 metadata.failureReason = reason
-                transitions.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
+                round.transitions.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
                 items[id] = nil
                 summary.failed += 1
-                messages.append("gave up on \(id): \(reason); parked in failed/")
+                round.messages.append("gave up on \(id): \(reason); parked in failed/")
             case .claimAndUpload:
                 preconditionFailure("finish never claims")
             }
-        }
-        let results = try spool.commit(transitions)
-        for (transition, result) in zip(transitions, results) where result != .moved {
-            log.warning("\(transition.record.id) vanished while being recorded (\(result))")
-            items[transition.record.id] = nil
-        }
-        for message in messages {
-            if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
         }
     }
 

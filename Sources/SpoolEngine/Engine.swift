@@ -91,8 +91,15 @@ public final class Engine {
         var cancelled = false
         while true {
             let now = clock.now()
-            try finishCompletedUploads(now: now)
+            var round = Round()
+            collectFinished(now: now, into: &round)
             let stopping = stopLevel > 0
+            if !stopping {
+                try takeWatcherEvents(now: now)
+                try ingest(now: now)
+                try collectClaims(now: now, into: &round)
+            }
+            try commitRound(round, now: now)
             if stopping {
                 if uploads.isEmpty { break }
                 if stopLevel > 1 && !cancelled {
@@ -100,11 +107,8 @@ public final class Engine {
                     cancelled = true
                     transport.cancelAll()
                 }
-            } else {
-                try takeWatcherEvents(now: now)
-                try ingest(now: now)
-                try claimDueItems(now: now)
-                if configuration.exitWhenIdle && isIdle { break }
+            } else if configuration.exitWhenIdle && isIdle {
+                break
             }
             try compactIndexIfLarge()
             let timeout = stopping ? 1000 : pollTimeout(now: now)
