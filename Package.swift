@@ -2,7 +2,8 @@
 // The package is the architecture map:
 //   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcome classes,
 //                   index record codec, recovery planning. Imports no I/O (not even Foundation).
-//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, renameat, inotify, flock).
+//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, inotify, flock);
+//                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
 //   SpoolTransport  URLSession uploads and the wall clock.
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
@@ -23,7 +24,9 @@ let package = Package(
     targets: [
         // libm only: `rounded()` on Linux needs it when nothing else pulls in Glibc.
         .target(name: "SpoolCore", swiftSettings: swiftSettings, linkerSettings: [.linkedLibrary("m")]),
-        .target(name: "SpoolSystem", swiftSettings: swiftSettings),
+        // The few libc calls Swift's Glibc module does not export (syncfs).
+        .target(name: "CSpoolShims"),
+        .target(name: "SpoolSystem", dependencies: ["CSpoolShims"], swiftSettings: swiftSettings),
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         .target(name: "SpoolTransport", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
         .target(

@@ -87,7 +87,9 @@ public final class IndexFile {
     }
 
     /// Appends records and makes them durable before returning (one fsync for the whole batch).
-    public func append(_ records: [IndexRecord]) throws {
+    /// - Parameter sync: false when the caller makes them durable itself, with one `syncfs` for
+    ///   a whole batch of files, before it relies on them.
+    public func append(_ records: [IndexRecord], sync: Bool = true) throws {
         guard !records.isEmpty else { return }
         var bytes: [UInt8] = []
         for record in records { bytes += IndexLogCodec.encode(record) }
@@ -104,7 +106,7 @@ public final class IndexFile {
             // A brand-new index (first command on a fresh spool) starts with its header.
             let framed = try fs.seekToEnd(file) == 0 ? IndexLogCodec.encodeHeader() + bytes : bytes
             try fs.writeAll(file, framed, label: SpoolFolder.indexFileName)
-            try fs.sync(file, label: SpoolFolder.indexFileName)
+            if sync { try fs.sync(file, label: SpoolFolder.indexFileName) }
             appendedBytes += Int64(framed.count)
             return
         }

@@ -101,6 +101,14 @@ public final class Spool {
 
     // MARK: Transitions
 
+    /// From this many files to make durable in one batch, one `syncfs(2)` of the spool's file
+    /// system replaces the fsync of each file and folder: the same guarantee (every write, create
+    /// and rename before it is durable; writeback errors reported), at a constant cost per batch.
+    public static let fileSystemSyncThreshold = 16
+
+    /// Makes everything written so far durable with one `syncfs(2)`.
+    func syncFileSystem() throws { try fs.syncFileSystem(root, label: path) }
+
     /// Moves items between folders, durably, as one batch: stage new json contents in tmp/ and
     /// fsync them, append and sync the index, rename (blob first, json last), fsync each touched
     /// folder once. Claims and recorded successes need no folder fsync: their synced index record
@@ -109,13 +117,15 @@ public final class Spool {
         guard !transitions.isEmpty else { return [] }
         var dirty = Set<SpoolFolder>()
         var staged = Set<Int>()
+        let wholeFileSystem = transitions.count { $0.metadata != nil } >= Spool.fileSystemSyncThreshold
         for (i, t) in transitions.enumerated() where t.metadata != nil {
-            try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore)
+            try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore, sync: !wholeFileSystem)
             staged.insert(i)
         }
         CrashPoint.commitAfterStage.reached()
         do {
-            try index.append(transitions.map(\.record))
+            try index.append(transitions.map(\.record), sync: !wholeFileSystem)
+            if wholeFileSystem { try syncFileSystem() }
         } catch {
             // Not recorded, so not happening: the staged copies are nobody's (recovery would remove them too).
             for (i, t) in transitions.enumerated() where staged.contains(i) {
@@ -165,7 +175,7 @@ public final class Spool {
                 results.append(.vanished("\(fromFolder.rawValue)/\(t.record.id): \(error)"))
             }
         }
-        try syncFolders(dirty)
+        if wholeFileSystem && !dirty.isEmpty { try syncFileSystem() } else { try syncFolders(dirty) }
         CrashPoint.commitAfterFolderSync.reached()
         return results
     }
@@ -178,13 +188,16 @@ public final class Spool {
         var prepared: [(item: NewItem, blob: PreparedBlob)] = []
         var results = [AddResult?](repeating: nil, count: items.count)
         var order: [Int] = []
+        let wholeFileSystem = 2 * items.count >= Spool.fileSystemSyncThreshold
         do {
             for (i, item) in items.enumerated() {
                 do {
                     var item = item
-                    let blob = try prepareBlob(for: item)
+                    let blob = try prepareBlob(for: item, sync: !wholeFileSystem)
                     item.metadata.size = blob.size
-                    try stageMetadata(item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil)
+                    try stageMetadata(
+                        item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil,
+                        sync: !wholeFileSystem)
                     prepared.append((item, blob))
                     order.append(i)
                 } catch let error as ItemRejection {
@@ -199,7 +212,11 @@ public final class Spool {
         guard !prepared.isEmpty else { return results.map { $0! } }
         CrashPoint.addAfterStage.reached()
         do {
-            try index.append(prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) })
+            try index.append(
+                prepared.map { IndexRecord(.add, $0.item.id, from: nil, to: ItemLocation($0.item.state, attempt: 0)) },
+                sync: !wholeFileSystem)
+            // Blobs, staged jsons and the index records, all durable before anything is renamed.
+            if wholeFileSystem { try syncFileSystem() }
         } catch {
             // Nothing was recorded or renamed: leave no half item behind in tmp/.
             cleanUpStaged(items)
@@ -230,7 +247,7 @@ public final class Spool {
             dirty.insert(folder)
             results[order[n]] = .added(p.item.id)
         }
-        try syncFolders(dirty)
+        if wholeFileSystem { try syncFileSystem() } else { try syncFolders(dirty) }
         CrashPoint.addAfterFolderSync.reached()
         for (source, folder) in sourcesToUnlink {
             if let folder { try? fs.remove(source, in: descriptor(folder), isDirectory: false) }
@@ -300,13 +317,13 @@ public final class Spool {
         ItemFileName(id: id, attempt: location.attempt, kind: .json).description
     }
 
-    private func stageMetadata(_ metadata: ItemMetadata, as name: String, notBefore: Timestamp?) throws {
+    private func stageMetadata(_ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true) throws {
         try removeFile(name, in: .tmp)
         let fd = try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600)
         do {
             try fs.writeAll(fd, MetadataCodec.encode(metadata), label: "tmp/\(name)")
             if let notBefore { try fs.setModificationTime(fd, milliseconds: notBefore.millisecondsSinceEpoch) }
-            try fs.sync(fd, label: "tmp/\(name)")
+            if sync { try fs.sync(fd, label: "tmp/\(name)") }
             fs.close(fd)
         } catch {
             fs.close(fd)
@@ -333,7 +350,7 @@ public final class Spool {
 
     /// Opens the source safely (no links followed in incoming/, never blocking on a FIFO), checks
     /// it is a regular file, and either fsyncs it for a rename or copies it into tmp/.
-    private func prepareBlob(for item: NewItem) throws -> PreparedBlob {
+    private func prepareBlob(for item: NewItem, sync: Bool) throws -> PreparedBlob {
         let fd: FileDescriptor
         let label: String
         switch item.source {
@@ -359,13 +376,13 @@ public final class Spool {
         let sameFileSystem = status.device == device
         switch item.source {
         case .incoming(let name) where sameFileSystem && status.linkCount == 1:
-            try fs.sync(fd, label: label)
+            if sync { try fs.sync(fd, label: label) }
             return PreparedBlob(kind: .renameFromIncoming(name), size: status.size)
         case .external(let path, true) where sameFileSystem && status.linkCount == 1:
-            try fs.sync(fd, label: label)
+            if sync { try fs.sync(fd, label: label) }
             return PreparedBlob(kind: .renameFromPath(path), size: status.size)
         default:
-            let size = try copyToTmp(from: fd, as: ItemFileName(id: item.id, attempt: 0, kind: .blob).description)
+            let size = try copyToTmp(from: fd, as: ItemFileName(id: item.id, attempt: 0, kind: .blob).description, sync: sync)
             var blob = PreparedBlob(kind: .staged, size: size)
             switch item.source {
             case .incoming(let name): blob.unlinkAfterCommit = (name, .incoming)
@@ -376,7 +393,7 @@ public final class Spool {
         }
     }
 
-    private func copyToTmp(from source: FileDescriptor, as name: String) throws -> Int64 {
+    private func copyToTmp(from source: FileDescriptor, as name: String, sync: Bool) throws -> Int64 {
         try removeFile(name, in: .tmp)
         let out = try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600)
         var total: Int64 = 0
@@ -388,7 +405,7 @@ public final class Spool {
                 try buffer.withUnsafeBytes { try fs.writeAll(out, UnsafeRawBufferPointer(rebasing: $0[0..<n]), label: "tmp/\(name)") }
                 total += Int64(n)
             }
-            try fs.sync(out, label: "tmp/\(name)")
+            if sync { try fs.sync(out, label: "tmp/\(name)") }
             fs.close(out)
         } catch {
             fs.close(out)

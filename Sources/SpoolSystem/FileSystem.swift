@@ -16,6 +16,10 @@ public protocol FileSystem: Sendable {
     func write(_ fd: FileDescriptor, from buffer: UnsafeRawBufferPointer) throws -> Int
     /// `fsync(2)` of a file or directory. A failure is final: never retry-and-trust (fsyncgate).
     func sync(_ fd: FileDescriptor, label: String) throws
+    /// `syncfs(2)` of the file system holding `fd`: one call that makes every earlier write,
+    /// create and rename on it durable (group commit for large batches). Reports writeback errors
+    /// since Linux 5.8; like `sync`, a failure is final.
+    func syncFileSystem(_ fd: FileDescriptor, label: String) throws
     /// `renameat(2)` within one file system; EXDEV is an error, never a copy.
     func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
         throws

@@ -1,3 +1,4 @@
+import CSpoolShims
 import Glibc
 
 /// The real `FileSystem`: thin wrappers over the `*at` system calls, EINTR retried once here.
@@ -55,6 +56,10 @@ public struct PosixFileSystem: FileSystem {
         // Deliberately not retried on EINTR-like failures either: after a failed fsync the kernel
         // may have dropped the dirty pages, and a second "success" would be a lie.
         guard fsync(fd.rawValue) == 0 else { throw SystemError("fsync", path: label, code: errno) }
+    }
+
+    public func syncFileSystem(_ fd: FileDescriptor, label: String) throws {
+        guard spoold_syncfs(fd.rawValue) == 0 else { throw SystemError("syncfs", path: label, code: errno) }
     }
 
     public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)

@@ -115,4 +115,18 @@ final class SpoolFaultTests: XCTestCase {
         XCTAssertEqual(temp.names(in: .inflight), [])
         XCTAssertFalse(fs.calls.contains { $0.operation == .rename })
     }
+
+    func testSyncfsEIO_inALargeAdd_refusesTheWholeBatch_andLeavesNoTrace() throws {
+        let n = Spool.fileSystemSyncThreshold
+        for i in 0..<n { try temp.write([UInt8(i)], to: "f\(i)", in: .incoming) }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let batch = (0..<n).map { items.incoming("f\($0)") }
+        fs.failCall(.syncFileSystem, errno: EIO)
+        XCTAssertThrowsError(try spool.add(batch)) { XCTAssertEqual(($0 as? SystemError)?.code, EIO, "\($0)") }
+        XCTAssertEqual(temp.names(in: .pending), [])
+        XCTAssertEqual(temp.names(in: .tmp), [])
+        XCTAssertEqual(temp.names(in: .incoming).count, n, "every source left where it was")
+        XCTAssertFalse(fs.calls.contains { $0.operation == .rename }, "nothing renamed after a failed syncfs")
+    }
 }

@@ -86,21 +86,42 @@ final class SpoolSyscallOrderTests: XCTestCase {
         try checkAddOrder(source: item) { self.isDataSync($0, "\(item.id).a0.blob", in: "tmp") }
     }
 
-    func testAddBatch_syncsEachFolderOnce_andTheIndexOnce() throws {
+    private func addBatch(_ n: Int) throws -> [Call] {
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)
         var batch: [NewItem] = []
-        for i in 0..<20 {
+        for i in 0..<n {
             try temp.write([UInt8(i)], to: "f\(i)", in: .incoming)
             batch.append(items.incoming("f\(i)"))
         }
         fs.resetLog()
-        XCTAssertEqual(try spool.add(batch).count, 20)
-        let calls = fs.calls
+        XCTAssertEqual(try spool.add(batch).count, n)
+        return fs.calls
+    }
+
+    func testSmallAddBatch_syncsEachFolderOnce_andTheIndexOnce() throws {
+        let calls = try addBatch(5)
         XCTAssertEqual(calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1)
         for folder in ["pending", "tmp", "incoming"] {
             XCTAssertEqual(calls.filter { $0.operation == .sync && $0.isDirectory && $0.name == folder }.count, 1, folder)
         }
+        XCTAssertEqual(calls.filter { $0.operation == .syncFileSystem }.count, 0)
+    }
+
+    func testLargeAddBatch_isTwoSyncfs_oneBeforeTheFirstRename_oneAfterTheLast() throws {
+        let calls = try addBatch(20)
+        let trace = calls.map(\.description).joined(separator: "\n")
+        XCTAssertEqual(calls.filter { $0.operation == .sync }.count, 0, trace)
+        let syncs = calls.indices.filter { calls[$0].operation == .syncFileSystem }
+        XCTAssertEqual(syncs.count, 2, trace)
+        let lastWrite = calls.lastIndex { $0.operation == .write }!
+        let indexWrite = calls.lastIndex { $0.operation == .write && $0.name == SpoolFolder.indexFileName }!
+        let firstRename = index(calls) { $0.operation == .rename }
+        let lastRename = calls.lastIndex { $0.operation == .rename }!
+        XCTAssertLessThan(lastWrite, syncs[0], "every json and the index records are written before the first syncfs")
+        XCTAssertLessThan(indexWrite, syncs[0])
+        XCTAssertLessThan(syncs[0], firstRename, "nothing is renamed before it is durable")
+        XCTAssertLessThan(lastRename, syncs[1], "the renames are made durable before add returns")
     }
 
     /// A batch of `n` moves out of pending/: claims by default, or parking in failed/ (a move
@@ -167,10 +188,20 @@ final class SpoolSyscallOrderTests: XCTestCase {
     func testCommit_directorySyncCountDoesNotGrowWithTheBatch() throws {
         for withMetadata in [false, true] {
             let small = directorySyncs(try claimBatch(3, withMetadata: withMetadata, parking: true))
-            let large = directorySyncs(try claimBatch(50, withMetadata: withMetadata, parking: true))
-            XCTAssertEqual(small, large, "metadata: \(withMetadata)")
-            XCTAssertEqual(large.values.reduce(0, +), withMetadata ? 3 : 2)
+            let larger = directorySyncs(try claimBatch(Spool.fileSystemSyncThreshold - 1, withMetadata: withMetadata, parking: true))
+            XCTAssertEqual(small, larger, "metadata: \(withMetadata)")
+            XCTAssertEqual(larger.values.reduce(0, +), withMetadata ? 3 : 2)
         }
+    }
+
+    func testCommitOfManyRewrittenJsons_isTwoSyncfs_aroundTheRenames() throws {
+        let calls = try claimBatch(50, withMetadata: true, parking: true)
+        let trace = calls.map(\.description).joined(separator: "\n")
+        XCTAssertEqual(calls.filter { $0.operation == .sync }.count, 0, trace)
+        let syncs = calls.indices.filter { calls[$0].operation == .syncFileSystem }
+        XCTAssertEqual(syncs.count, 2, trace)
+        XCTAssertLessThan(syncs[0], index(calls) { $0.operation == .rename })
+        XCTAssertLessThan(calls.lastIndex { $0.operation == .rename }!, syncs[1])
     }
 
     func testCommitWithMetadata_syncsEachStagedJsonBeforeTheIndexAndItsRename() throws {

@@ -9,7 +9,7 @@ import SpoolSystem
 /// file by its name and the directory it was opened in. The log is safe to read from any thread.
 public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public enum Operation: String, Sendable, CaseIterable {
-        case open, close, read, write, sync, rename, remove, makeDirectory, fstat, fstatat, list
+        case open, close, read, write, sync, syncFileSystem, rename, remove, makeDirectory, fstat, fstatat, list
         case setModificationTime, lock, unlock, truncate, seekToEnd
     }
 
@@ -148,6 +148,10 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
 
     public func sync(_ fd: FileDescriptor, label: String) throws {
         try perform(callOn(.sync, fd)) { try real.sync(fd, label: label) }
+    }
+
+    public func syncFileSystem(_ fd: FileDescriptor, label: String) throws {
+        try perform(callOn(.syncFileSystem, fd)) { try real.syncFileSystem(fd, label: label) }
     }
 
     public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
