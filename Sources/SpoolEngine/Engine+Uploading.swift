@@ -97,7 +97,7 @@ extension Engine {
                 // A dot-name in tmp/: never taken for an item; start-up removes a leftover one.
                 request.formBodyPath = spool.path(of: ".form-\(id.rawValue).a\(attempt)", in: .tmp)
             }
-            log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")
+            log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(LogRedaction.url(request.url))")
             let inbox = self.inbox
             transport.start(request) { outcome in inbox.post(id, outcome) }
         }
