@@ -85,10 +85,13 @@ final class UploadLoop: @unchecked Sendable {
     let failed = Atomic<Int>(0)
     let firstError = Mutex<String?>(nil)
     let bytes = Atomic<Int>(0)
+    /// What URLSession says it sent (countOfBytesSent): proof that bodies went out whole.
+    let sent = Atomic<Int>(0)
 
     init(concurrency: Int) { slots = DispatchSemaphore(value: concurrency) }
 
-    func finished(success: Bool, size: Int, error: @autoclosure () -> String) {
+    func finished(success: Bool, size: Int, sent: Int64? = nil, error: @autoclosure () -> String) {
+        self.sent.add(Int(sent ?? Int64(size)), ordering: .relaxed)
         if success {
             ok.add(1, ordering: .relaxed)
             bytes.add(size, ordering: .relaxed)
@@ -100,6 +103,10 @@ final class UploadLoop: @unchecked Sendable {
         slots.signal()
         done.leave()
     }
+}
+
+final class TaskBox: Sendable {
+    let task = Mutex<URLSessionTask?>(nil)
 }
 
 /// The same session settings as `URLSessionTransport.init`.
@@ -130,12 +137,16 @@ func upload(_ arguments: Arguments) {
     let loop = UploadLoop(concurrency: concurrency)
     let session = viaTransport ? nil : spooldLikeSession(concurrency: concurrency)
     let transport = viaTransport ? URLSessionTransport(concurrency: concurrency, deadlineSeconds: 300, idleSeconds: 60) : nil
+    // Real item ids, as spoold sends them in Idempotency-Key.
+    var generator = ItemIDGenerator(processTag: UInt64.random(in: 0...UInt64(UInt32.max)))
+    let created = Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970)
+    let ids = files.map { generator.next(at: created, originalName: ($0 as NSString).lastPathComponent) }
     let started = monotonicSeconds()
     for (n, path) in files.enumerated() {
         loop.slots.wait()
         loop.done.enter()
         let name = (path as NSString).lastPathComponent
-        let id = ItemID("bench-\(n)")!
+        let id = ids[n]
         let target = template.url(id: id, originalName: name)
         let size = sizes[n]
         if let transport {
@@ -151,11 +162,14 @@ func upload(_ arguments: Arguments) {
             request.httpMethod = method
             request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
             request.setValue(id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+            let box = TaskBox()
             let task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path)) { _, response, error in
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 let success = error == nil && status / 100 == 2
-                loop.finished(success: success, size: size, error: error.map { "\($0)" } ?? "HTTP \(status)")
+                loop.finished(success: success, size: size, sent: box.task.withLock { $0?.countOfBytesSent },
+                              error: error.map { "\($0)" } ?? "HTTP \(status)")
             }
+            box.task.withLock { $0 = task }
             task.resume()
         }
     }
@@ -165,8 +179,8 @@ func upload(_ arguments: Arguments) {
     let failed = loop.failed.load(ordering: .relaxed)
     let bytes = loop.bytes.load(ordering: .relaxed)
     print(String(
-        format: "items=%d failed=%d seconds=%.4f items_per_s=%.1f mb_per_s=%.2f", ok, failed, seconds,
-        Double(ok) / seconds, Double(bytes) / 1e6 / seconds))
+        format: "items=%d failed=%d bytes_sent=%d seconds=%.4f items_per_s=%.1f mb_per_s=%.2f", ok, failed,
+        loop.sent.load(ordering: .relaxed), seconds, Double(ok) / seconds, Double(bytes) / 1e6 / seconds))
     if let error = loop.firstError.withLock({ $0 }) {
         FileHandle.standardError.write(Data("spoold-bench: first failure: \(error)\n".utf8))
     }
