@@ -1,1 +1,299 @@
-print("spoold-bench: not written yet")
+// spoold-bench: the baselines and probes of scripts/bench. Not part of spoold.
+//
+//   spoold-bench upload --url U [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
+//       A bare upload loop with no durability: one URLSession, `uploadTask(fromFile:)`, N at once,
+//       configured like spoold's transport. The ceiling of our transport. PATHs may be folders.
+//       --via-transport sends through spoold's own URLSessionTransport instead (deadline timers,
+//       locks and outcome mapping included), to price the wrapper.
+//   spoold-bench await-request --log FILE --offset BYTES [--timeout S] [--rename FROM TO]
+//       Waits for the first line appended to an nginx access log (format `$msec $request_time ...`)
+//       after BYTES and prints when that request started (epoch seconds, $msec - $request_time).
+//       With --rename it first renames FROM to TO and also prints the time of the rename.
+//   spoold-bench codec [--records N]
+//       Times the pure per-item work spoold does: index record encode/decode, item file-name
+//       parsing, and the Foundation JSON coding of an item's metadata.
+import Foundation
+import SpoolCore
+import SpoolTransport
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+// MARK: Arguments
+
+struct Arguments {
+    var options: [String: String] = [:]
+    var flags = Set<String>()
+    var positionals: [String] = []
+
+    init(_ raw: ArraySlice<String>, flags known: Set<String>) {
+        var rest = raw[...]
+        while let word = rest.popFirst() {
+            if word.hasPrefix("--") {
+                if known.contains(word) { flags.insert(word) }
+                else if let value = rest.popFirst() { options[word] = value }
+                else { fail("\(word) needs a value") }
+            } else {
+                positionals.append(word)
+            }
+        }
+    }
+
+    func int(_ name: String, _ fallback: Int) -> Int {
+        guard let text = options[name] else { return fallback }
+        guard let value = Int(text) else { fail("\(name) wants a number, not '\(text)'") }
+        return value
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("spoold-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Regular files named by `paths`, folders expanded one level (dot-names skipped), sorted.
+func expandFiles(_ paths: [String]) -> [String] {
+    var files: [String] = []
+    for path in paths {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { fail("no such file: \(path)") }
+        if isDirectory.boolValue {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            files += names.filter { !$0.hasPrefix(".") }.sorted().map { "\(path)/\($0)" }
+        } else {
+            files.append(path)
+        }
+    }
+    return files.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
+}
+
+// MARK: upload
+
+/// Counts finished uploads; the main thread waits on `slots` to keep N in flight.
+final class UploadLoop: @unchecked Sendable {
+    let slots: DispatchSemaphore
+    let done = DispatchGroup()
+    let ok = Atomic<Int>(0)
+    let failed = Atomic<Int>(0)
+    let firstError = Mutex<String?>(nil)
+    let bytes = Atomic<Int>(0)
+    /// What URLSession says it sent (countOfBytesSent): proof that bodies went out whole.
+    let sent = Atomic<Int>(0)
+
+    init(concurrency: Int) { slots = DispatchSemaphore(value: concurrency) }
+
+    func finished(success: Bool, size: Int, sent: Int64? = nil, error: @autoclosure () -> String) {
+        self.sent.add(Int(sent ?? Int64(size)), ordering: .relaxed)
+        if success {
+            ok.add(1, ordering: .relaxed)
+            bytes.add(size, ordering: .relaxed)
+        } else {
+            failed.add(1, ordering: .relaxed)
+            let text = error()
+            firstError.withLock { if $0 == nil { $0 = text } }
+        }
+        slots.signal()
+        done.leave()
+    }
+}
+
+final class TaskBox: Sendable {
+    let task = Mutex<URLSessionTask?>(nil)
+}
+
+/// The same session settings as `URLSessionTransport.init`.
+func spooldLikeSession(concurrency: Int) -> URLSession {
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.httpMaximumConnectionsPerHost = concurrency
+    configuration.timeoutIntervalForRequest = 60
+    configuration.timeoutIntervalForResource = 300
+    configuration.urlCache = nil
+    configuration.httpCookieStorage = nil
+    configuration.httpShouldSetCookies = false
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = 1
+    return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
+}
+
+func upload(_ arguments: Arguments) {
+    guard let url = arguments.options["--url"] else { fail("upload needs --url") }
+    let concurrency = arguments.int("--concurrency", 4)
+    let method = arguments.options["--method"] ?? "PUT"
+    let viaTransport = arguments.flags.contains("--via-transport")
+    let files = expandFiles(arguments.positionals)
+    guard !files.isEmpty else { fail("upload needs files") }
+    let template = URLTemplate(url)
+    let sizes = files.map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0 }
+
+    let loop = UploadLoop(concurrency: concurrency)
+    let session = viaTransport ? nil : spooldLikeSession(concurrency: concurrency)
+    let transport = viaTransport ? URLSessionTransport(concurrency: concurrency, deadlineSeconds: 300, idleSeconds: 60) : nil
+    // Real item ids, as spoold sends them in Idempotency-Key.
+    var generator = ItemIDGenerator(processTag: UInt64.random(in: 0...UInt64(UInt32.max)))
+    let created = Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970)
+    let ids = files.map { generator.next(at: created, originalName: ($0 as NSString).lastPathComponent) }
+    let started = monotonicSeconds()
+    for (n, path) in files.enumerated() {
+        loop.slots.wait()
+        loop.done.enter()
+        let name = (path as NSString).lastPathComponent
+        let id = ids[n]
+        let target = template.url(id: id, originalName: name)
+        let size = sizes[n]
+        if let transport {
+            let request = UploadRequest(
+                id: id, attempt: 1, url: target, method: method, blobPath: path, size: Int64(size),
+                contentType: "application/octet-stream", headers: [:])
+            transport.start(request) { outcome in
+                let success = (outcome.httpStatus ?? 0) / 100 == 2
+                loop.finished(success: success, size: size, error: "\(outcome.httpStatus.map(String.init) ?? outcome.networkError ?? "?")")
+            }
+        } else if let session {
+            var request = URLRequest(url: URL(string: target)!)
+            request.httpMethod = method
+            request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+            request.setValue(id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+            let box = TaskBox()
+            let task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path)) { _, response, error in
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                let success = error == nil && status / 100 == 2
+                loop.finished(success: success, size: size, sent: box.task.withLock { $0?.countOfBytesSent },
+                              error: error.map { "\($0)" } ?? "HTTP \(status)")
+            }
+            box.task.withLock { $0 = task }
+            task.resume()
+        }
+    }
+    loop.done.wait()
+    let seconds = monotonicSeconds() - started
+    let ok = loop.ok.load(ordering: .relaxed)
+    let failed = loop.failed.load(ordering: .relaxed)
+    let bytes = loop.bytes.load(ordering: .relaxed)
+    print(String(
+        format: "items=%d failed=%d bytes_sent=%d seconds=%.4f items_per_s=%.1f mb_per_s=%.2f", ok, failed,
+        loop.sent.load(ordering: .relaxed), seconds, Double(ok) / seconds, Double(bytes) / 1e6 / seconds))
+    if let error = loop.firstError.withLock({ $0 }) {
+        FileHandle.standardError.write(Data("spoold-bench: first failure: \(error)\n".utf8))
+    }
+    exit(failed == 0 ? 0 : 1)
+}
+
+// MARK: await-request
+
+func awaitRequest(_ arguments: Arguments) {
+    guard let log = arguments.options["--log"] else { fail("await-request needs --log") }
+    let offset = arguments.int("--offset", 0)
+    let timeout = Double(arguments.options["--timeout"] ?? "10") ?? 10
+    // --rename FROM TO: rename a file (into a watched folder) and print its wall-clock time too.
+    var renamedAt: Double?
+    if let from = arguments.options["--rename"] {
+        guard let to = arguments.positionals.first else { fail("--rename FROM needs TO") }
+        var tv = timeval()
+        gettimeofday(&tv, nil)
+        renamedAt = Double(tv.tv_sec) + Double(tv.tv_usec) / 1e6
+        guard rename(from, to) == 0 else { fail("rename \(from) -> \(to): errno \(errno)") }
+    }
+    let deadline = monotonicSeconds() + timeout
+    while monotonicSeconds() < deadline {
+        if let handle = FileHandle(forReadingAtPath: log) {
+            defer { try? handle.close() }
+            try? handle.seek(toOffset: UInt64(offset))
+            let data = (try? handle.readToEnd()) ?? Data()
+            if let newline = data.firstIndex(of: 0x0a) {
+                let line = String(decoding: data[data.startIndex..<newline], as: UTF8.self)
+                let fields = line.split(separator: " ")
+                guard fields.count >= 2, let msec = Double(fields[0]), let requestTime = Double(fields[1]) else {
+                    fail("unexpected log line: \(line)")
+                }
+                let start = String(format: "%.3f", msec - requestTime)
+                print(renamedAt.map { "\(start) \(String(format: "%.6f", $0))" } ?? start)
+                exit(0)
+            }
+        }
+        usleep(500)
+    }
+    fail("no request within \(timeout) s")
+}
+
+// MARK: codec
+
+func codec(_ arguments: Arguments) {
+    let count = arguments.int("--records", 100_000)
+    var generator = ItemIDGenerator(processTag: 0x9f3a_b2c1)
+    let now = Timestamp(millisecondsSinceEpoch: 1_790_000_000_000)
+    let ids = (0..<count).map { generator.next(at: now, originalName: "file-\($0).dat") }
+
+    func time(_ label: String, per: Int, _ body: () -> Int) {
+        let start = monotonicSeconds()
+        let sink = body()
+        let seconds = monotonicSeconds() - start
+        print(label.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: " %9.2f us/op  (%.3f s for %d; check %d)", seconds / Double(per) * 1e6, seconds, per, sink))
+    }
+
+    var log: [UInt8] = IndexLogCodec.encodeHeader()
+    time("index record encode", per: count) {
+        for id in ids {
+            log += IndexLogCodec.encode(IndexRecord(.add, id, from: nil, to: ItemLocation(.pending, attempt: 0)))
+        }
+        return log.count
+    }
+    time("index log decode (whole file)", per: count) { IndexLogCodec.decode(log).records.count }
+    let names = ids.map { ItemFileName(id: $0, attempt: 0, kind: .json).description }
+    time("item file name parse", per: count) { names.reduce(0) { $0 + (ItemFileName(parsing: $1)?.attempt ?? 1) } }
+    var dictionary: [ItemID: Int] = [:]
+    time("dictionary insert by ItemID", per: count) {
+        for (n, id) in ids.enumerated() { dictionary[id] = n }
+        return dictionary.count
+    }
+
+    let jsonCount = min(count, 20_000)
+    var metadata = ItemMetadata(id: ids[0], originalName: "file-0.dat", size: 4096, contentType: "application/octet-stream", createdAt: now)
+    metadata.attempts = [AttemptRecord(number: 1, startedAt: now, finishedAt: now, outcome: "retryable", httpStatus: 503)]
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    var encoded = Data()
+    time("metadata JSON encode (JSONEncoder)", per: jsonCount) {
+        var total = 0
+        for _ in 0..<jsonCount {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoded = try! enc.encode(metadata)
+            total += encoded.count
+        }
+        return total
+    }
+    let bytes = Array(encoded)
+    time("metadata JSON decode (JSONDecoder)", per: jsonCount) {
+        var total = 0
+        for _ in 0..<jsonCount {
+            total += Int(try! JSONDecoder().decode(ItemMetadata.self, from: Data(bytes)).size)
+        }
+        return total
+    }
+    print("metadata json size: \(bytes.count) bytes")
+}
+
+// MARK: main
+
+let all = CommandLine.arguments.dropFirst()
+switch all.first {
+case "upload": upload(Arguments(all.dropFirst(), flags: ["--via-transport"]))
+case "await-request": awaitRequest(Arguments(all.dropFirst(), flags: []))
+case "codec": codec(Arguments(all.dropFirst(), flags: []))
+default:
+    print("""
+    Usage: spoold-bench upload --url URL [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
+           spoold-bench await-request --log ACCESS_LOG --offset BYTES [--timeout SECONDS] [--rename FROM TO]
+           spoold-bench codec [--records N]
+    """)
+    exit(all.isEmpty || all.first == "--help" || all.first == "-h" ? 0 : 2)
+}
