@@ -9,8 +9,9 @@ import FoundationNetworking
 /// Uploads with one long-lived URLSession, streaming each blob from disk (`uploadTask(fromFile:)`).
 ///
 /// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
-///   deadline of an attempt (all its redirect hops included) is ours: a timer cancels the task
-///   (RELIABILITY rule 10).
+///   deadline of an attempt (all its redirect hops included) is ours: one sweeper timer, running
+///   only while attempts are in flight, cancels the overdue ones (RELIABILITY rule 10). A timer
+///   per request would hold its closure until it fired, long after the upload ended.
 /// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
 ///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
 ///   host) is sent again as a fresh upload task of the same file, method and headers; anything
@@ -32,9 +33,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         var hops = 0
         var timedOut = false
         var cancelled = false
+        let deadline: DispatchTime
 
-        init(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        init(_ request: UploadRequest, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
             self.request = request
+            self.deadline = deadline
             self.completion = completion
             self.bodyPath = request.blobPath
             self.contentType = request.contentType
@@ -45,6 +48,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     private let deadlineSeconds: Double
     private let redirects: RedirectPolicy
     private let timers = DispatchQueue(label: "spoold.transport.deadlines")
+    private let sweeper: any DispatchSourceTimer
+    /// Whether `sweeper` is resumed; changed only under `attempts`' lock.
+    private let sweeping = Mutex(false)
     private let builders = DispatchQueue(label: "spoold.transport.multipart", attributes: .concurrent)
     private let attempts = Mutex<[Int: Attempt]>([:])
     private let nextKey = Mutex(0)
@@ -57,7 +63,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     public init(concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy()) {
         self.deadlineSeconds = deadlineSeconds
         self.redirects = redirects
+        sweeper = DispatchSource.makeTimerSource(queue: timers)
+        // Deadline precision: a quarter of the deadline, between 50 ms and 1 s.
+        let interval = min(1.0, max(0.05, deadlineSeconds / 4))
+        sweeper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         super.init()
+        sweeper.setEventHandler { [weak self] in self?.sweep() }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = concurrency
         configuration.timeoutIntervalForRequest = idleSeconds
@@ -72,6 +83,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
     }
 
+    deinit {
+        // libdispatch traps on releasing a suspended source: resume it, then cancel it.
+        sweeping.withLock { running in if !running { sweeper.resume() } }
+        sweeper.cancel()
+    }
+
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let url = URL(string: request.url), HTTPOrigin(request.url) != nil else {
             completion(.refused("invalid upload URL '\(request.url)'"))
@@ -81,16 +98,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             key += 1
             return key
         }
-        let attempt = Attempt(request, completion: completion)
-        attempts.withLock { $0[key] = attempt }
-        timers.asyncAfter(deadline: .now() + deadlineSeconds) { [weak self] in
-            guard let self else { return }
-            let task: URLSessionTask? = self.attempts.withLock { all in
-                guard let attempt = all[key] else { return nil }
-                attempt.timedOut = true
-                return attempt.task
-            }
-            task?.cancel()
+        let attempt = Attempt(request, deadline: .now() + deadlineSeconds, completion: completion)
+        attempts.withLock { all in
+            all[key] = attempt
+            setSweeping(true)
         }
         if let form = request.form, let formPath = request.formBodyPath {
             builders.async { [weak self] in
@@ -187,6 +198,29 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             return
         }
         finish(key, URLSessionTransport.networkOutcome(error))
+    }
+
+    /// Cancels every attempt past its deadline; stops itself when nothing is in flight.
+    private func sweep() {
+        let now = DispatchTime.now()
+        let overdue: [URLSessionTask] = attempts.withLock { all in
+            if all.isEmpty { setSweeping(false) }
+            return all.values.compactMap { attempt in
+                guard !attempt.timedOut, attempt.deadline <= now else { return nil }
+                attempt.timedOut = true
+                return attempt.task
+            }
+        }
+        for task in overdue { task.cancel() }
+    }
+
+    /// Resumes or suspends the sweeper, balanced; call under `attempts`' lock.
+    private func setSweeping(_ on: Bool) {
+        sweeping.withLock { running in
+            guard running != on else { return }
+            running = on
+            if on { sweeper.resume() } else { sweeper.suspend() }
+        }
     }
 
     /// Ends the attempt exactly once: forgets it, removes its multipart file, reports the outcome.
