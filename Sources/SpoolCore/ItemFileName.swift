@@ -15,16 +15,41 @@ public struct ItemFileName: Hashable, Sendable, CustomStringConvertible {
         (self.id, self.attempt, self.kind) = (id, attempt, kind)
     }
 
-    /// Parses a directory entry; `nil` for anything that is not one of ours.
+    /// Parses a directory entry; `nil` for anything that is not one of ours. Works on the bytes
+    /// from the end (`.json`/`.blob`, then `.a<N>`), since it runs for every file of a spool.
     public init?(parsing name: String) {
+        let b = name.utf8
+        guard b.count > 26 else { return nil }  // shortest id (20) + ".a0" + ".json"
+        var end = b.endIndex
+        func back(_ n: Int) -> String.UTF8View.Index { b.index(end, offsetBy: -n) }
         let kind: Kind
-        if name.hasSuffix(".json") { kind = .json } else if name.hasSuffix(".blob") { kind = .blob } else { return nil }
-        let stem = name.dropLast(5)
-        guard let dotA = stem.lastIndex(of: "."), stem[stem.index(after: dotA)...].first == "a" else { return nil }
-        let digits = stem[stem.index(dotA, offsetBy: 2)...]
-        guard !digits.isEmpty, digits.count <= 4, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              digits.count == 1 || digits.first != "0",
-              let attempt = Int(digits), let id = ItemID(String(stem[..<dotA]))
+        if b[back(5)...].elementsEqual(".json".utf8) { kind = .json }
+        else if b[back(5)...].elementsEqual(".blob".utf8) { kind = .blob }
+        else { return nil }
+        end = back(5)
+        // Digits of the attempt, then "a", then ".".
+        var attempt = 0
+        var digits = 0
+        var scale = 1
+        var i = end
+        while i > b.startIndex {
+            let previous = b.index(before: i)
+            let c = b[previous]
+            guard c >= 48, c <= 57 else { break }
+            digits += 1
+            guard digits <= 4 else { return nil }
+            attempt += Int(c - 48) * scale
+            scale *= 10
+            i = previous
+        }
+        guard digits > 0 else { return nil }
+        if digits > 1, b[i] == UInt8(ascii: "0") { return nil }  // no leading zeros: one name per attempt
+        guard i > b.startIndex else { return nil }
+        let a = b.index(before: i)
+        guard b[a] == UInt8(ascii: "a"), a > b.startIndex else { return nil }
+        let dot = b.index(before: a)
+        guard b[dot] == UInt8(ascii: "."),
+              let idText = String(b[b.startIndex..<dot]), let id = ItemID(idText)
         else { return nil }
         (self.id, self.attempt, self.kind) = (id, attempt, kind)
     }

@@ -14,16 +14,28 @@ public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Accepts a name read back from disk only if it has the id's shape (and so is safe to use
     /// in a path): `[0-9]{8}T[0-9]{9}Z-` prefix, then `[A-Za-z0-9._-]`, no leading dot, no `..`.
     public init?(_ rawValue: String) {
-        let b = Array(rawValue.utf8)
-        guard b.count >= 20, b.count <= ItemID.maximumLength, b[8] == UInt8(ascii: "T"),
-              b[18] == UInt8(ascii: "Z")
-        else { return nil }
-        for (i, c) in b.enumerated() {
-            if i < 18, i != 8 { guard c >= 48, c <= 57 else { return nil } }
-            else if i > 18 { guard ItemID.isSafe(c) else { return nil } }
-        }
-        guard !rawValue.contains("..") else { return nil }
+        guard ItemID.hasValidShape(rawValue.utf8) else { return nil }
         self.rawValue = rawValue
+    }
+
+    /// One pass over the bytes: this runs for every file name listed and every index record read,
+    /// so it allocates nothing and never falls back to a generic substring search.
+    static func hasValidShape(_ bytes: String.UTF8View) -> Bool {
+        var count = 0
+        var previous: UInt8 = 0
+        for c in bytes {
+            switch count {
+            case 8: guard c == UInt8(ascii: "T") else { return false }
+            case 18: guard c == UInt8(ascii: "Z") else { return false }
+            case 0..<18: guard c >= 48, c <= 57 else { return false }
+            default:
+                guard isSafe(c), !(c == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return false }
+            }
+            previous = c
+            count += 1
+            if count > maximumLength { return false }
+        }
+        return count >= 20
     }
 
     public var description: String { rawValue }
