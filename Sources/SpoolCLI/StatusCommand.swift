@@ -21,16 +21,16 @@ struct StatusCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
-        let inventory = try SpoolInventory.load(spool)
+        let summary = try SpoolSummary.load(spool)
         let now = context.clock.now()
         let daemon = SpoolLock.holder(of: spool)
         var rows: [(state: String, count: Int, bytes: Int64, oldest: Double?)] = []
         for state in ItemState.allCases {
-            let items = inventory.items.filter { $0.location.state == state }
-            let oldest = items.map(\.id).min().flatMap { createdAt($0) }.map { $0.seconds(until: now) }
-            rows.append((state.rawValue, items.count, items.reduce(0) { $0 + ($1.blobSize ?? 0) }, oldest))
+            let totals = summary.states[state] ?? SpoolSummary.StateTotals()
+            let oldest = totals.oldest.flatMap { createdAt($0) }.map { $0.seconds(until: now) }
+            rows.append((state.rawValue, totals.count, totals.bytes, oldest))
         }
-        let nextDue = inventory.items.filter { $0.location.state == .pending }.compactMap(\.jsonModified).min()
+        let nextDue = summary.nextDue
         // Written by the daemon while the endpoint is unreachable; stale if no daemon holds the lock.
         let outage = daemon == nil ? nil : OutageMarker.read(in: spool)
 
@@ -38,7 +38,7 @@ struct StatusCommand: SpooldCommand {
             var object: [String: Any] = [
                 "spool": spool.path,
                 "daemon": daemon.map { ["running": true, "pid": Int($0) ?? 0] as [String: Any] } ?? ["running": false],
-                "incoming": ["count": inventory.incomingFiles, "bytes": inventory.incomingBytes],
+                "incoming": ["count": summary.incomingFiles, "bytes": summary.incomingBytes],
             ]
             for row in rows {
                 var entry: [String: Any] = ["count": row.count, "bytes": row.bytes]
@@ -61,7 +61,7 @@ struct StatusCommand: SpooldCommand {
         if let outage {
             context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): endpoint unreachable (\(outage.reason)); probing")
         }
-        context.print("incoming \(inventory.incomingFiles) file(s), \(Output.bytes(inventory.incomingBytes))")
+        context.print("incoming \(summary.incomingFiles) file(s), \(Output.bytes(summary.incomingBytes))")
         for row in rows where row.count > 0 || row.state != "done" {
             let oldest = row.oldest.map { ", oldest \(Output.age($0))" } ?? ""
             context.print("\(row.state.padding(toLength: 8, withPad: " ", startingAt: 0)) \(row.count) item(s), \(Output.bytes(row.bytes))\(oldest)")
@@ -70,8 +70,8 @@ struct StatusCommand: SpooldCommand {
             let wait = now.seconds(until: nextDue)
             context.print("next due " + (wait <= 0 ? "now" : "in \(Output.age(wait)) (\(nextDue.iso8601))"))
         }
-        if !inventory.strays.isEmpty {
-            context.print("strays   \(inventory.strays.count) file(s) that are not items, e.g. \(inventory.strays[0])")
+        if !summary.strays.isEmpty {
+            context.print("strays   \(summary.strays.count) file(s) that are not items, e.g. \(summary.strays[0])")
         }
         return .success
     }
