@@ -23,6 +23,29 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     /// Bytes of response body kept for the attempt history.
     public static let excerptLength = 512
 
+    /// Blobs up to this size are sent from memory: `uploadTask(fromFile:)` on Linux looks up the
+    /// file's owner and group names (nsswitch, /etc/passwd, /etc/group) for every upload, which
+    /// costs more than reading 64 KiB. Larger blobs stream from disk, so memory stays flat.
+    public static let inMemoryLimit: Int64 = 64 * 1024
+
+    /// The whole file if it has exactly `expected` bytes; nil otherwise (the file upload path
+    /// then reports whatever is wrong with it).
+    static func readSmall(_ path: String, expected: Int64) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: Int(expected) + 1)
+        var total = 0
+        while total < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            total += n
+        }
+        guard total == Int(expected) else { return nil }
+        return Data(bytes[0..<total])
+    }
+
     /// One attempt of one item, across its redirect hops; mutated only under `attempts`' lock.
     private final class Attempt: @unchecked Sendable {
         let request: UploadRequest
@@ -145,9 +168,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             for (name, value) in attempt.request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
             urlRequest.setValue(attempt.contentType, forHTTPHeaderField: "Content-Type")
             urlRequest.setValue(attempt.request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
-            let task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: attempt.bodyPath)) {
-                [weak self] data, response, error in
+            let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
                 self?.handle(key, url: url, data: data, response: response, error: error)
+            }
+            let task: URLSessionUploadTask
+            if attempt.request.size <= URLSessionTransport.inMemoryLimit, attempt.request.form == nil,
+               let body = URLSessionTransport.readSmall(attempt.bodyPath, expected: attempt.request.size) {
+                task = session.uploadTask(with: urlRequest, from: body, completionHandler: handler)
+            } else {
+                task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: attempt.bodyPath), completionHandler: handler)
             }
             attempt.task = task
             return .go(task)
