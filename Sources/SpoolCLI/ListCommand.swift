@@ -43,7 +43,7 @@ struct ListCommand: SpooldCommand {
                     a.outcome == "success" ? "" : (a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? a.outcome)
                 } ?? ""
             } else { lastError = "unreadable metadata" }
-            let age = createdAt(item.id).map { $0.seconds(until: now) } ?? 0
+            let age = item.id.createdAt.map { $0.seconds(until: now) } ?? 0
             let size = item.blobSize ?? metadata?.size ?? 0
             if json {
                 var row: [String: Any] = [

@@ -27,7 +27,7 @@ struct StatusCommand: SpooldCommand {
         var rows: [(state: String, count: Int, bytes: Int64, oldest: Double?)] = []
         for state in ItemState.allCases {
             let totals = summary.states[state] ?? SpoolSummary.StateTotals()
-            let oldest = totals.oldest.flatMap { createdAt($0) }.map { $0.seconds(until: now) }
+            let oldest = totals.oldest.flatMap(\.createdAt).map { $0.seconds(until: now) }
             rows.append((state.rawValue, totals.count, totals.bytes, oldest))
         }
         let nextDue = summary.nextDue
@@ -75,16 +75,4 @@ struct StatusCommand: SpooldCommand {
         }
         return .success
     }
-}
-
-/// The creation time encoded in an id's first 19 characters.
-func createdAt(_ id: ItemID) -> Timestamp? {
-    let s = id.rawValue
-    guard s.count >= 19 else { return nil }
-    let digits = Array(s.utf8.prefix(18))
-    func n(_ from: Int, _ len: Int) -> Int {
-        digits[from..<(from + len)].reduce(0) { $0 * 10 + Int($1 - 48) }
-    }
-    return CivilTime(year: n(0, 4), month: n(4, 2), day: n(6, 2), hour: n(9, 2), minute: n(11, 2), second: n(13, 2),
-                     millisecond: n(15, 3)).timestamp
 }

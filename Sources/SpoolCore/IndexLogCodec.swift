@@ -201,12 +201,8 @@ public enum IndexLogCodec {
     }
 
     private static func parseRecord(_ b: UnsafeBufferPointer<UInt8>, _ payload: Range<Int>) -> IndexRecord? {
-        let bytes = UnsafeBufferPointer(rebasing: b[payload])
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let record = IndexRecord(payload: text[...]), record.description.utf8.elementsEqual(bytes) else {
-            return nil
-        }
-        return record
+        // The strict parser accepts only canonical payloads, so no re-printing is needed.
+        IndexRecord(payloadBytes: UnsafeBufferPointer(rebasing: b[payload]))
     }
 
     /// The version of a header payload `spoold-index <n>` (`n` decimal, no leading zero); nil if

@@ -46,16 +46,69 @@ public struct IndexRecord: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses a payload produced by `description`; `nil` for anything else.
     public init?(payload: Substring) {
-        let parts = payload.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 4, let op = Operation(rawValue: String(parts[0])), let id = ItemID(String(parts[1]))
-        else { return nil }
-        func location(_ s: Substring) -> ItemLocation?? {
-            if s == "-" { return .some(nil) }
-            guard let l = ItemLocation(parsing: s) else { return nil }
-            return .some(l)
+        let bytes = Array(payload.utf8)
+        guard let record = bytes.withUnsafeBufferPointer({ IndexRecord(payloadBytes: $0) }) else { return nil }
+        self = record
+    }
+
+    /// Parses the payload bytes strictly: exactly the text `description` would print (single
+    /// spaces, known names, attempt digits without leading zeros), so a parsed record is
+    /// canonical without printing it again. Runs for every record at start-up.
+    public init?(payloadBytes b: UnsafeBufferPointer<UInt8>) {
+        // Four tokens separated by single spaces.
+        var cuts = (0, 0, 0)
+        var found = 0
+        for i in 0..<b.count where b[i] == 0x20 {
+            switch found {
+            case 0: cuts.0 = i
+            case 1: cuts.1 = i
+            case 2: cuts.2 = i
+            default: return nil
+            }
+            found += 1
         }
-        guard let from = location(parts[2]), let to = location(parts[3]) else { return nil }
+        guard found == 3, cuts.0 > 0, cuts.1 > cuts.0 + 1, cuts.2 > cuts.1 + 1, cuts.2 + 1 < b.count,
+              let op = IndexRecord.operation(b, 0..<cuts.0),
+              let id = ItemID(String(decoding: UnsafeBufferPointer(rebasing: b[(cuts.0 + 1)..<cuts.1]), as: UTF8.self)),
+              let from = IndexRecord.location(b, (cuts.1 + 1)..<cuts.2),
+              let to = IndexRecord.location(b, (cuts.2 + 1)..<b.count)
+        else { return nil }
         self.init(op, id, from: from, to: to)
+    }
+
+    private static let operationNames: [(Operation, [UInt8])] = Operation.allCases.map { ($0, Array($0.rawValue.utf8)) }
+    private static let stateNames: [(ItemState, [UInt8])] = ItemState.allCases.map { ($0, Array($0.rawValue.utf8)) }
+
+    private static func equal(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
+        guard range.count == name.count else { return false }
+        var j = 0
+        for i in range {
+            if b[i] != name[j] { return false }
+            j += 1
+        }
+        return true
+    }
+
+    private static func operation(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Operation? {
+        for (op, name) in operationNames where equal(b, range, name) { return op }
+        return nil
+    }
+
+    /// `-` (nowhere) → `.some(nil)`; `<state>.a<N>` → the location; anything else → nil.
+    private static func location(_ b: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> ItemLocation?? {
+        if range.count == 1, b[range.lowerBound] == UInt8(ascii: "-") { return .some(nil) }
+        guard let dot = b[range].firstIndex(of: UInt8(ascii: ".")),
+              let state = stateNames.first(where: { equal(b, range.lowerBound..<dot, $0.1) })?.0,
+              dot + 2 < range.upperBound, b[dot + 1] == UInt8(ascii: "a")
+        else { return nil }
+        let digits = (dot + 2)..<range.upperBound
+        guard digits.count <= 4, digits.count == 1 || b[digits.lowerBound] != UInt8(ascii: "0") else { return nil }
+        var attempt = 0
+        for i in digits {
+            guard b[i] >= 48, b[i] <= 57 else { return nil }
+            attempt = attempt * 10 + Int(b[i] - 48)
+        }
+        return .some(ItemLocation(state, attempt: attempt))
     }
 }
 

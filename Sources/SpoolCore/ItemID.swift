@@ -40,6 +40,17 @@ public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
+    /// The creation time in the id's first 18 digits (`20261121T141003123Z`).
+    public var createdAt: Timestamp? {
+        var digits: [Int] = []
+        digits.reserveCapacity(17)
+        for (i, c) in rawValue.utf8.prefix(18).enumerated() where i != 8 { digits.append(Int(c) - 48) }
+        guard digits.count == 17 else { return nil }
+        func n(_ from: Int, _ count: Int) -> Int { digits[from..<(from + count)].reduce(0) { $0 * 10 + $1 } }
+        return CivilTime(year: n(0, 4), month: n(4, 2), day: n(6, 2), hour: n(8, 2), minute: n(10, 2),
+                         second: n(12, 2), millisecond: n(14, 3)).timestamp
+    }
+
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     static func isSafe(_ c: UInt8) -> Bool {

@@ -22,12 +22,33 @@ public enum RecoveryPlanner {
 
     public static func plan(files: [FoundFile], lastRecords: [ItemID: IndexRecord]) -> RecoveryPlan {
         var byID: [ItemID: [FoundFile]] = [:]
+        byID.reserveCapacity(files.count / 2)
         for file in files { byID[file.name.id, default: []].append(file) }
         var plan = RecoveryPlan()
-        for id in byID.keys.sorted() {
+        plan.items.reserveCapacity(byID.count)
+        var needsWork: [ItemID] = []
+        for (id, found) in byID {
+            if let location = intactPair(found, last: lastRecords[id]) {
+                plan.items[id] = location
+            } else {
+                needsWork.append(id)
+            }
+        }
+        // Sorted so that repairs and notes come in a stable order.
+        for id in needsWork.sorted() {
             planItem(id, files: byID[id]!, last: lastRecords[id], into: &plan)
         }
         return plan
+    }
+
+    /// The common case, decided without sets or sorting: a json and a blob with one attempt number
+    /// in one state folder, and no index record pointing anywhere else.
+    private static func intactPair(_ files: [FoundFile], last: IndexRecord?) -> ItemLocation? {
+        guard files.count == 2, files[0].name.kind != files[1].name.kind, files[0].place == files[1].place,
+              files[0].name.attempt == files[1].name.attempt, let location = files[0].location
+        else { return nil }
+        guard let last else { return location }
+        return last.to == location ? location : nil
     }
 
     /// Whether a recorded claim or success must be completed although no file reached its target:

@@ -137,10 +137,6 @@ public final class Engine {
 
     func compactIndexIfLarge() throws {
         guard spool.index.wantsCompaction else { return }
-        try spool.compactIndex(live: liveRecords())
-    }
-
-    func liveRecords() -> [IndexRecord] {
-        items.keys.sorted().map { IndexRecord(.live, $0, from: nil, to: items[$0]!.location) }
+        try spool.compactIndex()
     }
 }

@@ -276,11 +276,13 @@ public final class Spool {
         try syncFolders([.tmp, fromFolder, toFolder])
     }
 
-    /// Rewrites the index as the live state. Every folder is synced first: compaction drops the
-    /// claim and done records that stood in for folder fsyncs, so the renames must be durable now.
-    public func compactIndex(live: [IndexRecord]) throws {
+    /// Compacts the index to its live state: the records recovery would still need. Every folder
+    /// is synced first, so every transition recorded so far is complete and durable (the claim
+    /// and done records that stood in for folder fsyncs are no longer needed): the live state is
+    /// empty, and the new index is just its header. The folders hold the items.
+    public func compactIndex() throws {
         try syncFolders(Set(SpoolFolder.allCases))
-        try index.compact(live: live)
+        try index.compact(live: [])
     }
 
     /// fsyncs each folder once: the "group" in group commit.
