@@ -98,6 +98,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         sweeper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         super.init()
         sweeper.setEventHandler { [weak self] in self?.sweep() }
+        session = URLSessionTransport.makeSession(
+            concurrency: concurrency, deadlineSeconds: deadlineSeconds, idleSeconds: idleSeconds, delegate: self)
+    }
+
+    /// The session spoold uploads with: no cache, no cookies, no stored credentials, one delegate
+    /// queue. Public so the benchmark's bare URLSession loop measures exactly these settings.
+    public static func makeSession(
+        concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, delegate: (any URLSessionDelegate)?
+    ) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = concurrency
         configuration.timeoutIntervalForRequest = idleSeconds
@@ -109,7 +118,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
     deinit {

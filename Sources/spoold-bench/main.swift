@@ -109,19 +109,9 @@ final class TaskBox: Sendable {
     let task = Mutex<URLSessionTask?>(nil)
 }
 
-/// The same session settings as `URLSessionTransport.init`.
+/// Exactly the session `URLSessionTransport` uploads with, without its delegate.
 func spooldLikeSession(concurrency: Int) -> URLSession {
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.httpMaximumConnectionsPerHost = concurrency
-    configuration.timeoutIntervalForRequest = 60
-    configuration.timeoutIntervalForResource = 300
-    configuration.urlCache = nil
-    configuration.httpCookieStorage = nil
-    configuration.httpShouldSetCookies = false
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    let queue = OperationQueue()
-    queue.maxConcurrentOperationCount = 1
-    return URLSession(configuration: configuration, delegate: nil, delegateQueue: queue)
+    URLSessionTransport.makeSession(concurrency: concurrency, deadlineSeconds: 300, idleSeconds: 60, delegate: nil)
 }
 
 func upload(_ arguments: Arguments) {
