@@ -1,5 +1,6 @@
 import SpoolCore
 import SpoolStore
+import SpoolSystem
 import SpoolTransport
 
 extension Engine {
@@ -193,14 +194,13 @@ extension Engine {
     /// The blob must still be the file that was spooled (RELIABILITY rule 8).
     func checkBlob(_ id: ItemID, at location: ItemLocation, expectedSize: Int64) throws {
         let name = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
-        let status: FileStatusSnapshot
+        let status: FileStatus
         do {
-            let s = try spool.status(of: name, at: location)
-            status = FileStatusSnapshot(isRegular: s.type == .regular, size: s.size)
+            status = try spool.status(of: name, at: location)
         } catch {
             throw EngineItemError("its payload \(SpoolFolder(location.state).rawValue)/\(name) is missing")
         }
-        guard status.isRegular else { throw EngineItemError("its payload \(name) is not a regular file") }
+        guard status.type == .regular else { throw EngineItemError("its payload \(name) is not a regular file") }
         guard status.size == expectedSize else {
             throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B)")
         }
@@ -226,23 +226,4 @@ extension Engine {
         summary.failed += 1
         log.warning("\(id) cannot be uploaded: \(reason); parked in failed/")
     }
-}
-
-struct FileStatusSnapshot {
-    var isRegular: Bool
-    var size: Int64
-}
-
-/// Why one item cannot be uploaded; never stops the daemon.
-struct EngineItemError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-func formatSeconds(_ seconds: Double) -> String {
-    if seconds < 1 { return "\(Int(seconds * 1000)) ms" }
-    if seconds < 10 { return "\(Double(Int(seconds * 10)) / 10) s" }
-    if seconds < 120 { return "\(Int(seconds)) s" }
-    if seconds < 7200 { return "\(Int(seconds / 60)) min" }
-    return "\(Int(seconds / 3600)) h"
 }

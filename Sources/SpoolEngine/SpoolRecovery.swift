@@ -1,0 +1,108 @@
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+
+/// Start-up recovery, shared by the daemon (`run`, `drain`) and `spoold check --repair`, plus its
+/// read-only half for `spoold check`.
+public enum SpoolRecovery {
+    /// What recovery did and what it left queued.
+    public struct Outcome {
+        /// Every item now in pending/, with its next-attempt time (the json's mtime).
+        public var queued: [ItemID: ItemLifecycle] = [:]
+        /// Items whose files were repaired (one note each).
+        public var repaired = 0
+        /// Interrupted uploads returned to pending/ (attempt kept).
+        public var requeued = 0
+        /// Interrupted uploads that were their item's last attempt: parked in failed/.
+        public var failed = 0
+        public var notes: [String] = []
+    }
+
+    /// What recovery would do, found without changing anything.
+    public struct Inspection {
+        public var indexDamage: IndexLogScan.Damage
+        public var plan: RecoveryPlan
+        /// Items that recovery would return to pending/ (or failed/), with where they are now.
+        public var interrupted: [ItemID: ItemLocation]
+        /// Names in tmp/ that are not item files (recovery removes them).
+        public var tmpStrays: [String]
+    }
+
+    /// Reads the index, plans repairs from the folders, does them, returns interrupted uploads to
+    /// pending/ (count kept) or failed/ (last attempt), and compacts the index. Idempotent: a crash
+    /// anywhere in here is just another crash, planned again from the files at the next start.
+    public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
+        let opened = try spool.index.openAndRecover(now: now)
+        if opened.report.truncatedBytes > 0 {
+            log.warning("index.wal: cut \(opened.report.truncatedBytes) bytes of torn tail (the normal trace of a crash)")
+        }
+        if let aside = opened.report.setAsideAs {
+            log.warning("index.wal was damaged before its end; kept it as \(aside) and rebuilt the state from the folders")
+        }
+        let plan = RecoveryPlanner.plan(files: try SpoolScanner.itemFiles(in: spool, log: log), lastRecords: opened.lastByItem)
+        for note in plan.notes { log.warning("recovery: \(note)") }
+        try SpoolScanner.perform(plan.repairs, on: spool, now: now)
+        var outcome = Outcome()
+        outcome.repaired = plan.notes.count
+        outcome.notes = plan.notes
+
+        var interrupted: [SpoolTransition] = []
+        outcome.queued.reserveCapacity(plan.items.count)
+        var inflight: [(ItemID, ItemLocation)] = []
+        for (id, location) in plan.items {
+            switch location.state {
+            case .pending where location.attempt == 0:
+                // Never tried: due at once. Only a tried item's json mtime holds a future time, so
+                // a fresh queue of 100,000 items costs no stat call here.
+                outcome.queued[id] = ItemLifecycle(location: location, notBefore: id.createdAt ?? now)
+            case .pending:
+                let json = ItemFileName(id: id, attempt: location.attempt, kind: .json)
+                let mtime = (try? spool.status(of: json, at: location))?.modifiedMilliseconds ?? now.millisecondsSinceEpoch
+                outcome.queued[id] = ItemLifecycle(location: location, notBefore: Timestamp(millisecondsSinceEpoch: mtime))
+            case .inflight:
+                inflight.append((id, location))
+            case .failed, .done:
+                break
+            }
+        }
+        for (id, location) in inflight.sorted(by: { $0.0 < $1.0 }) {
+            var lifecycle = ItemLifecycle(location: location, notBefore: now)
+            let action = lifecycle.recoverInterrupted(policy: policy, now: now)
+            var metadata = try? spool.readMetadata(id, at: location)
+            metadata?.attempts.append(AttemptRecord(
+                number: location.attempt, startedAt: now, finishedAt: now, outcome: "interrupted",
+                error: "spoold stopped during this attempt (crash or kill); it counts"))
+            switch action {
+            case .requeue(let from, let to, let notBefore):
+                interrupted.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
+                outcome.queued[id] = lifecycle
+                outcome.requeued += 1
+            case .fail(let from, let to, let reason):
+                metadata?.failureReason = reason
+                interrupted.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
+                outcome.failed += 1
+            default:
+                preconditionFailure("recovery only requeues or fails")
+            }
+        }
+        if !interrupted.isEmpty {
+            _ = try spool.commit(interrupted)
+            log.info("recovery: \(interrupted.count) upload(s) interrupted by the last stop were returned to pending/ (attempts kept)")
+        }
+        CrashPoint.recoveryAfterRequeue.reached()
+        try spool.compactIndex()
+        log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued")
+        return outcome
+    }
+
+    /// The read-only half of `run`: what it would repair, from the same planner and the same scan.
+    public static func inspect(spool: Spool) throws -> Inspection {
+        let index = try spool.index.inspect()
+        var strays: [String] = []
+        let files = try SpoolScanner.itemFiles(in: spool, log: nil, tmpStrays: &strays)
+        let plan = RecoveryPlanner.plan(files: files, lastRecords: index.lastByItem)
+        var interrupted: [ItemID: ItemLocation] = [:]
+        for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
+        return Inspection(indexDamage: index.damage, plan: plan, interrupted: interrupted, tmpStrays: strays)
+    }
+}
