@@ -11,6 +11,7 @@
 //   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
 //   spoold          main.swift only.
 //   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out.
+//   spoold-bench    the benchmark's helpers: the bare URLSession loop, request timing, codec timings.
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
