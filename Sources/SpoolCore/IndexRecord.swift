@@ -21,7 +21,8 @@ public struct IndexRecord: Equatable, Sendable, CustomStringConvertible {
         case purge
         /// Written by start-up recovery when it repaired an item.
         case repair
-        /// Compaction's snapshot of an item that is live in the spool.
+        /// A snapshot of where an item is, as a compacted index may hold it. spoold's own
+        /// compaction writes none (nothing is in progress once folders are synced); read as-is.
         case live
     }
 

@@ -112,8 +112,9 @@ public final class IndexFile {
         }
     }
 
-    /// Rewrites the index as one `live` record per item still in the spool, then renames it over the
-    /// old file, so a daemon that runs for months keeps a small index.
+    /// Rewrites the index as its header plus `live` (the records recovery would still need; the
+    /// spool passes none, having synced every folder first), then renames it over the old file,
+    /// so a daemon that runs for months keeps a small index.
     public func compact(live: [IndexRecord]) throws {
         let file = try currentDescriptor()
         guard try fs.lock(file, exclusive: true, wait: true) else { return }

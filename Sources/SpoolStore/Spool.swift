@@ -6,7 +6,8 @@ import SpoolSystem
 ///
 /// The one type that renames, removes and creates item files (Postfix's rule: one module owns the
 /// queue). Each batch is write-ahead logged, renamed json-last (the json's arrival is what makes an
-/// item visible), and made durable with one fsync per touched folder (group commit).
+/// item visible), and made durable once per batch (group commit): one `syncfs` for a large batch,
+/// otherwise one fsync per touched folder; claims and successes by their index record alone.
 public final class Spool {
     /// Absolute path of the spool root (URLSession needs absolute file URLs).
     public let path: String

@@ -15,9 +15,6 @@ public struct SpoolInventory {
     }
 
     public var items: [Item]
-    /// Regular, non-dot files waiting in incoming/ (sidecars excluded).
-    public var incomingFiles: Int
-    public var incomingBytes: Int64
     /// Names in state folders that are not item files.
     public var strays: [String]
 
@@ -48,16 +45,7 @@ public struct SpoolInventory {
             }
             items += byID.values.sorted { $0.id < $1.id }
         }
-        var files = 0
-        var bytes: Int64 = 0
-        let incoming = spool.descriptor(.incoming)
-        for entry in try spool.list(.incoming)
-        where !entry.name.hasPrefix(".") && !entry.name.hasSuffix(SpoolFolder.sidecarSuffix) {
-            guard let status = try? spool.fs.status(of: entry.name, in: incoming), status.type == .regular else { continue }
-            files += 1
-            bytes += status.size
-        }
-        return SpoolInventory(items: items, incomingFiles: files, incomingBytes: bytes, strays: strays)
+        return SpoolInventory(items: items, strays: strays)
     }
 
     /// Finds an item by full id or unique prefix.

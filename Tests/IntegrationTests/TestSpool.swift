@@ -34,17 +34,28 @@ struct TestSpool {
     }
 }
 
-/// Deterministic bytes for payloads (SplitMix64), so a mismatch is reproducible.
-func payload(_ count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed &+ 0x9E37_79B9_7F4A_7C15
-    var out = [UInt8]()
-    out.reserveCapacity(count)
-    while out.count < count {
+/// SplitMix64: small and seedable, so a failing run can be replayed from its printed seed.
+struct SeededRandom {
+    var state: UInt64
+    mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        z ^= z >> 31
+        return z ^ (z >> 31)
+    }
+    mutating func int(in range: ClosedRange<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(range.count))
+    }
+}
+
+/// Deterministic bytes for payloads, so a mismatch is reproducible.
+func payload(_ count: Int, seed: UInt64) -> [UInt8] {
+    var random = SeededRandom(state: seed &+ 0x9E37_79B9_7F4A_7C15)
+    var out = [UInt8]()
+    out.reserveCapacity(count)
+    while out.count < count {
+        let z = random.next()
         withUnsafeBytes(of: z) { out.append(contentsOf: $0.prefix(count - out.count)) }
     }
     return out

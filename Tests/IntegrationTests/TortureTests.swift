@@ -6,21 +6,6 @@ import XCTest
 /// "Tests that prove it"): nothing is lost, the spool ends empty, duplicates are bounded by what
 /// was in flight; and a daemon killed on every try of an item still gives up after three.
 final class TortureTests: XCTestCase {
-    /// SplitMix64: small, seedable, good enough to pick moments.
-    struct SeededRandom {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(in range: ClosedRange<Int>) -> Int {
-            range.lowerBound + Int(next() % UInt64(range.count))
-        }
-    }
-
     func testKill9_manyTimesWhileUploading_thenDrain_losesNothingAndDuplicatesOnlyWhatWasInFlight() throws {
         let seed = ProcessInfo.processInfo.environment["SPOOLD_TORTURE_SEED"].flatMap { UInt64($0) }
             ?? UInt64.random(in: 1...UInt64(UInt32.max))
