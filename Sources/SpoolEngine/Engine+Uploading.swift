@@ -28,7 +28,7 @@ extension Engine {
         defer { for entry in deferred { due.push(entry) } }
         while claimed < slots, let next = due.first, next.notBefore <= now {
             _ = due.popFirst()
-            if round.touches(next.id) {
+            if round.finishedIDs.contains(next.id) {
                 deferred.append(next)
                 continue
             }
@@ -49,59 +49,65 @@ extension Engine {
             guard case .claimAndUpload(let f, let to) = lifecycle.claim() else { preconditionFailure() }
             items[next.id] = lifecycle
             round.claims.append(Round.Claim(
-                id: next.id, metadata: metadata, transition: round.transitions.count, isProbe: probe))
-            round.transitions.append(SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to)))
+                transition: SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to)), metadata: metadata, isProbe: probe))
             claimed += 1
         }
         if claimed == 0, probe { outage?.probeInFlight = false }
     }
 
-    /// Commits the round's transitions (finished uploads and new claims) as one group: one index
-    /// fsync for all of them. Then logs the outcomes and starts the claimed uploads.
+    /// Commits the round's transitions (new claims and finished uploads) as one group: one index
+    /// fsync for all of them. Then the claims' files move and their uploads start, and only then
+    /// do the finished items' files move; uploaded items are unlinked on the spool's background
+    /// thread (unlinks are the slow part on ext4). A freed upload slot waits for the fsync only.
     func commitRound(_ round: Round, now: Timestamp) throws {
-        guard !round.transitions.isEmpty else { return }
-        let results = try spool.commit(round.transitions)
-        var claimIndices = Set<Int>()
-        for claim in round.claims { claimIndices.insert(claim.transition) }
-        for (i, (transition, result)) in zip(round.transitions, results).enumerated()
-        where result != .moved && !claimIndices.contains(i) {
+        guard !round.isEmpty else { return }
+        let batch = try spool.record(round.transitions)
+        let claimed = try spool.apply(batch, round.claims.indices)
+        for (claim, result) in zip(round.claims, claimed) {
+            let id = claim.transition.record.id
+            guard result == .moved else {
+                log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
+                items[id] = nil
+                continue
+            }
+            start(claim, now: now)
+        }
+        let finished = try spool.apply(batch, round.claims.count..<batch.transitions.count, removingInBackground: true)
+        for (transition, result) in zip(round.finished, finished) where result != .moved {
             log.warning("\(transition.record.id) vanished while being recorded (\(result))")
             items[transition.record.id] = nil
         }
         for message in round.messages {
             if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
         }
-        for claim in round.claims {
-            let id = claim.id
-            let metadata = claim.metadata
-            let transition = round.transitions[claim.transition]
-            guard results[claim.transition] == .moved else {
-                log.warning("\(id) vanished before its upload (\(results[claim.transition])); an operator moved or purged it")
-                items[id] = nil
-                continue
-            }
-            let attempt = transition.record.to!.attempt
-            uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: claim.isProbe)
-            var headers = configuration.headers
-            for (name, value) in metadata.headers { headers[name] = value }
-            for (name, value) in configuration.credentialHeaders { headers[name] = value }
-            let blob = ItemFileName(id: id, attempt: attempt, kind: .blob)
-            var request = UploadRequest(
-                id: id, attempt: attempt,
-                url: metadata.url ?? configuration.url.url(id: id, originalName: metadata.originalName),
-                method: configuration.method, blobPath: spool.path(of: blob, at: transition.record.to!),
-                size: metadata.size, contentType: metadata.contentType, headers: headers)
-            if let field = configuration.formField {
-                request.form = MultipartForm(
-                    fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
-                    fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
-                // A dot-name in tmp/: never taken for an item; start-up removes a leftover one.
-                request.formBodyPath = spool.path(of: ".form-\(id.rawValue).a\(attempt)", in: .tmp)
-            }
-            log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(LogRedaction.url(request.url))")
-            let inbox = self.inbox
-            transport.start(request) { outcome in inbox.post(id, outcome) }
+    }
+
+    /// Hands a durable claim to the transport.
+    func start(_ claim: Round.Claim, now: Timestamp) {
+        let id = claim.transition.record.id
+        let metadata = claim.metadata
+        let location = claim.transition.record.to!
+        let attempt = location.attempt
+        uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: claim.isProbe)
+        var headers = configuration.headers
+        for (name, value) in metadata.headers { headers[name] = value }
+        for (name, value) in configuration.credentialHeaders { headers[name] = value }
+        let blob = ItemFileName(id: id, attempt: attempt, kind: .blob)
+        var request = UploadRequest(
+            id: id, attempt: attempt,
+            url: metadata.url ?? configuration.url.url(id: id, originalName: metadata.originalName),
+            method: configuration.method, blobPath: spool.path(of: blob, at: location),
+            size: metadata.size, contentType: metadata.contentType, headers: headers)
+        if let field = configuration.formField {
+            request.form = MultipartForm(
+                fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
+                fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
+            // A dot-name in tmp/: never taken for an item; start-up removes a leftover one.
+            request.formBodyPath = spool.path(of: ".form-\(id.rawValue).a\(attempt)", in: .tmp)
         }
+        log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(LogRedaction.url(request.url))")
+        let inbox = self.inbox
+        transport.start(request) { outcome in inbox.post(id, outcome) }
     }
 
     /// Adds every finished upload to the round: removed (or done/), back to pending with its
@@ -133,19 +139,18 @@ extension Engine {
             switch action {
             case .complete(let from, let to):
                 metadata.attempts.append(record)
-                round.transitions.append(SpoolTransition(IndexRecord(.done, id, from: from, to: to), metadata: to == nil ? nil : metadata))
+                round.finish(SpoolTransition(IndexRecord(.done, id, from: from, to: to), metadata: to == nil ? nil : metadata))
                 items[id] = nil
                 summary.uploaded += 1
                 round.messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
             case .requeue(let from, let to, let notBefore) where to.attempt < from.attempt:
                 // Handed back: the attempt did not count, so the history is left as it was.
-                round.transitions.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
+                round.finish(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
             case .requeue(let from, let to, let notBefore):
                 metadata.attempts.append(record)
-                round.transitions.append(
-                    SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
+                round.finish(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
@@ -154,7 +159,7 @@ extension Engine {
             case .fail(let from, let to, let reason):
                 metadata.attempts.append(record)
                 metadata.failureReason = reason
-                round.transitions.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
+                round.finish(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
                 items[id] = nil
                 summary.failed += 1
                 round.messages.append("gave up on \(id): \(reason); parked in failed/")

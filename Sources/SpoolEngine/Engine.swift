@@ -115,6 +115,7 @@ public final class Engine {
             _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
             inbox.wakeup.drain()
         }
+        try spool.drainRemovals()
         return summary
     }
 

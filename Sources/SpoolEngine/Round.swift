@@ -4,19 +4,29 @@ import SpoolStore
 /// What one turn of the engine loop records on disk: finished uploads and new claims, committed
 /// together so that each round costs one index fsync whatever its size (group commit).
 struct Round {
-    /// A claim in `transitions`, with what its upload needs once the claim is durable.
+    /// A claim, with what its upload needs once the claim is durable.
     struct Claim {
-        var id: ItemID
+        var transition: SpoolTransition
         var metadata: ItemMetadata
-        /// Index of its transition in `transitions`.
-        var transition: Int
         var isProbe: Bool
     }
 
-    var transitions: [SpoolTransition] = []
     var claims: [Claim] = []
+    /// Finished uploads: removed, requeued or parked.
+    var finished: [SpoolTransition] = []
+    /// Items in `finished`: they are claimed again only once their files have moved.
+    var finishedIDs = Set<ItemID>()
     /// Log lines for finished uploads, written once the round is durable.
     var messages: [String] = []
 
-    func touches(_ id: ItemID) -> Bool { transitions.contains { $0.record.id == id } }
+    var isEmpty: Bool { claims.isEmpty && finished.isEmpty }
+
+    mutating func finish(_ transition: SpoolTransition) {
+        finished.append(transition)
+        finishedIDs.insert(transition.record.id)
+    }
+
+    /// Claims first: `Engine.commitRound` moves their files and starts their uploads before it
+    /// touches the finished items' files.
+    var transitions: [SpoolTransition] { claims.map(\.transition) + finished }
 }

@@ -14,6 +14,7 @@ public final class Spool {
     public let fs: any FileSystem
     public let root: FileDescriptor
     public let index: IndexFile
+    private let reaper: FileReaper
     private let folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
 
@@ -48,10 +49,12 @@ public final class Spool {
         self.folders = opened
         self.device = try fs.status(of: root).device
         self.index = IndexFile(root: root, fs: fs)
+        self.reaper = FileReaper(fs: fs)
         self.path = Spool.absolute(path)
     }
 
     deinit {
+        try? reaper.drain()  // its removals use the folder descriptors
         for fd in folders.values { fs.close(fd) }
         fs.close(root)
     }
@@ -115,8 +118,18 @@ public final class Spool {
     /// folder once. Claims and recorded successes need no folder fsync: their synced index record
     /// is enough, because recovery completes them from the index wherever their files are.
     public func commit(_ transitions: [SpoolTransition]) throws -> [TransitionResult] {
-        guard !transitions.isEmpty else { return [] }
-        var dirty = Set<SpoolFolder>()
+        let batch = try record(transitions)
+        return try apply(batch, transitions.indices)
+    }
+
+    /// The first half of `commit`: stages new json contents in tmp/, then appends and syncs the
+    /// index records. Once it returns, a crash anywhere in `apply` is put right by recovery (claims
+    /// and successes completed from their records, the rest from the folders), and the items of a
+    /// batch are independent, so `apply` may move their files in any order and in parts: the engine
+    /// starts the uploads of its claims before it removes the files of finished items.
+    public func record(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
+        try reaper.check()
+        guard !transitions.isEmpty else { return RecordedBatch(transitions: [], staged: [], wholeFileSystem: false) }
         var staged = Set<Int>()
         let wholeFileSystem = transitions.count { $0.metadata != nil } >= Spool.fileSystemSyncThreshold
         for (i, t) in transitions.enumerated() where t.metadata != nil {
@@ -135,22 +148,45 @@ public final class Spool {
             throw error
         }
         CrashPoint.commitAfterIndex.reached()
+        return RecordedBatch(transitions: transitions, staged: staged, wholeFileSystem: wholeFileSystem)
+    }
+
+    /// The second half of `commit`, for the transitions of `batch` at `positions`: renames (blob
+    /// first, json last) or removes their files, then fsyncs the folders that need it. Returns one
+    /// result per position, in order.
+    ///
+    /// - Parameter removingInBackground: recorded successes that leave the spool are handed to a
+    ///   background thread instead of being unlinked here (reported `.moved`; a file already gone
+    ///   is not noticed). `drainRemovals` waits for them; a failed one fails the next `record`.
+    public func apply(
+        _ batch: RecordedBatch, _ positions: some Sequence<Int>, removingInBackground: Bool = false
+    ) throws -> [TransitionResult] {
+        var dirty = Set<SpoolFolder>()
+        var removals: [FileReaper.Removal] = []
+        defer { reaper.remove(removals) }
         var results: [TransitionResult] = []
-        results.reserveCapacity(transitions.count)
-        for (i, t) in transitions.enumerated() {
+        results.reserveCapacity(positions.underestimatedCount)
+        for i in positions {
+            let t = batch.transitions[i]
             let from = t.record.from!
             let fromFolder = SpoolFolder(from.state)
             let needsFolderSync = !t.record.operation.isCompletedFromIndex
             let json = jsonName(t.record.id, from)
             let blob = ItemFileName(id: t.record.id, attempt: from.attempt, kind: .blob).description
+            let staged = batch.staged.contains(i)
+            if removingInBackground && t.record.to == nil && t.record.operation == .done && !staged {
+                removals.append(.init(folder: descriptor(fromFolder), json: json, blob: blob))
+                results.append(.moved)
+                continue
+            }
             do {
                 // An item purged or moved away since it was chosen: a lost race. Check before the
                 // staged json is renamed in, or it would resurrect a lone json.
-                if staged.contains(i) && (try? fs.status(of: json, in: descriptor(fromFolder))) == nil {
+                if staged && (try? fs.status(of: json, in: descriptor(fromFolder))) == nil {
                     try? removeFile(json, in: .tmp)
                     throw SystemError("stat", path: "\(fromFolder.rawValue)/\(json)", code: ENOENT)
                 }
-                if staged.contains(i) {
+                if staged {
                     try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(fromFolder))
                     if needsFolderSync { dirty.insert(.tmp) }
                 } else if let notBefore = t.notBefore {
@@ -176,8 +212,8 @@ public final class Spool {
                 results.append(.vanished("\(fromFolder.rawValue)/\(t.record.id): \(error)"))
             }
         }
-        if wholeFileSystem && !dirty.isEmpty { try syncFileSystem() } else { try syncFolders(dirty) }
-        CrashPoint.commitAfterFolderSync.reached()
+        if batch.wholeFileSystem && !dirty.isEmpty { try syncFileSystem() } else { try syncFolders(dirty) }
+        if !results.isEmpty { CrashPoint.commitAfterFolderSync.reached() }
         return results
     }
 
@@ -282,9 +318,14 @@ public final class Spool {
     /// and done records that stood in for folder fsyncs are no longer needed): the live state is
     /// empty, and the new index is just its header. The folders hold the items.
     public func compactIndex() throws {
+        // Dropping a `done` record is safe only once its files are gone (and that is durable).
+        try reaper.drain()
         try syncFolders(Set(SpoolFolder.allCases))
         try index.compact(live: [])
     }
+
+    /// Waits for the removals `apply(removingInBackground:)` handed over; throws if one failed.
+    public func drainRemovals() throws { try reaper.drain() }
 
     /// fsyncs each folder once: the "group" in group commit.
     public func syncFolders(_ folders: Set<SpoolFolder>) throws {

@@ -81,6 +81,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     /// Whether `sweeper` is resumed; changed only under `attempts`' lock.
     private let sweeping = Mutex(false)
     private let builders = DispatchQueue(label: "spoold.transport.multipart", attributes: .concurrent)
+    /// Where uploads are started, in order: reading a small blob and making its task take the
+    /// caller's time (the engine's loop) otherwise.
+    private let starts = DispatchQueue(label: "spoold.transport.starts")
     private let attempts = Mutex<[Int: Attempt]>([:])
     private let nextKey = Mutex(0)
 
@@ -157,7 +160,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
                 self.send(key, to: url)
             }
         } else {
-            send(key, to: url)
+            starts.async { [weak self] in self?.send(key, to: url) }
         }
     }
 
@@ -171,35 +174,50 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         for task in tasks { task.cancel() }
     }
 
-    /// Starts (or, after a redirect, restarts) the attempt's upload task to `url`.
+    /// Starts (or, after a redirect, restarts) the attempt's upload task to `url`. The task is
+    /// made outside `attempts`' lock: `uploadTask` waits for the session's own queue, and
+    /// completions must not wait for that.
     private func send(_ key: Int, to url: URL) {
-        enum Next { case gone, stop(UploadOutcome), go(URLSessionTask) }
+        enum Next { case gone, stop(UploadOutcome), go(UploadRequest, bodyPath: String, contentType: String) }
         let next: Next = attempts.withLock { all in
             guard let attempt = all[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
-            var urlRequest = URLRequest(url: url)
-            urlRequest.httpMethod = attempt.request.method
-            for (name, value) in attempt.request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-            urlRequest.setValue(attempt.contentType, forHTTPHeaderField: "Content-Type")
-            urlRequest.setValue(attempt.request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
-            let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
-                self?.handle(key, url: url, data: data, response: response, error: error)
-            }
-            let task: URLSessionUploadTask
-            if attempt.request.size <= URLSessionTransport.inMemoryLimit, attempt.request.form == nil,
-               let body = URLSessionTransport.readSmall(attempt.bodyPath, expected: attempt.request.size) {
-                task = session.uploadTask(with: urlRequest, from: body, completionHandler: handler)
-            } else {
-                task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: attempt.bodyPath), completionHandler: handler)
-            }
-            attempt.task = task
-            return .go(task)
+            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType)
         }
-        switch next {
-        case .gone: return
-        case .stop(let outcome): finish(key, outcome)
-        case .go(let task): task.resume()
+        guard case .go(let request, let bodyPath, let contentType) = next else {
+            if case .stop(let outcome) = next { finish(key, outcome) }
+            return
+        }
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+        let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
+            self?.handle(key, url: url, data: data, response: response, error: error)
+        }
+        let task: URLSessionUploadTask
+        if request.size <= URLSessionTransport.inMemoryLimit, request.form == nil,
+           let body = URLSessionTransport.readSmall(bodyPath, expected: request.size) {
+            task = session.uploadTask(with: urlRequest, from: body, completionHandler: handler)
+        } else {
+            task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: bodyPath), completionHandler: handler)
+        }
+        // Cancelled or overdue while the task was being made: it never starts.
+        let stillWanted: Next = attempts.withLock { all in
+            guard let attempt = all[key] else { return .gone }
+            if attempt.timedOut { return .stop(timeoutOutcome) }
+            if attempt.cancelled { return .stop(.network("cancelled")) }
+            attempt.task = task
+            return next
+        }
+        switch stillWanted {
+        case .go: task.resume()
+        case .gone: task.cancel()
+        case .stop(let outcome):
+            task.cancel()
+            finish(key, outcome)
         }
     }
 

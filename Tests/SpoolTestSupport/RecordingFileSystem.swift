@@ -55,6 +55,7 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     private let lock = NSLock()
     private var log: [Call] = []
     private var faults: [Fault] = []
+    private var holds: [(operation: Operation, gate: DispatchSemaphore, matching: @Sendable (Call) -> Bool)] = []
     private var opened: [Int32: Opened] = [:]
 
     public init() {}
@@ -76,6 +77,15 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     }
 
     public func clearFaults() { lock.withLock { faults.removeAll() } }
+
+    /// Makes every call of `operation` that satisfies `matching` wait until `gate` is signalled
+    /// (once: it stays open), for at most 10 s; the call is recorded when it goes ahead. Shows
+    /// which thread waits for what.
+    public func hold(
+        _ operation: Operation, until gate: DispatchSemaphore, where matching: @escaping @Sendable (Call) -> Bool = { _ in true }
+    ) {
+        lock.withLock { holds.append((operation, gate, matching)) }
+    }
 
     // MARK: Naming descriptors
 
@@ -99,6 +109,9 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     /// Records `call`, then either throws the injected error or runs `body`.
     private func perform<T>(_ call: Call, _ body: () throws -> T) throws -> T {
         var call = call
+        for hold in lock.withLock({ holds }) where hold.operation == call.operation && hold.matching(call) {
+            if hold.gate.wait(timeout: .now() + 10) == .success { hold.gate.signal() }
+        }
         let injected: Int32? = lock.withLock {
             for i in faults.indices where faults[i].operation == call.operation && faults[i].matching(call) {
                 faults[i].seen += 1

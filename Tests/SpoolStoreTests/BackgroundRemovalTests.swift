@@ -1,0 +1,95 @@
+import Dispatch
+import Glibc
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+import SpoolTestSupport
+import XCTest
+
+/// `Spool.apply(removingInBackground:)`: the files of recorded successes are unlinked on the
+/// spool's own thread, compaction waits for them, and a failed unlink stops the next commit.
+final class BackgroundRemovalTests: XCTestCase {
+    var temp: TemporarySpool!
+    var items = TestItems()
+
+    override func setUpWithError() throws {
+        temp = try TemporarySpool()
+        _ = try temp.open()
+    }
+    override func tearDown() { temp.cleanUp() }
+
+    /// Adds `n` items and claims them; returns the `done` transitions that finish them.
+    private func claimed(_ n: Int, on spool: Spool) throws -> [SpoolTransition] {
+        var batch: [NewItem] = []
+        for i in 0..<n {
+            try temp.write([UInt8(i)], to: "f\(i)", in: .incoming)
+            batch.append(items.incoming("f\(i)"))
+        }
+        XCTAssertEqual(try spool.add(batch), batch.map { .added($0.id) })
+        let pending = ItemLocation(.pending, attempt: 0), inflight = ItemLocation(.inflight, attempt: 1)
+        XCTAssertEqual(try spool.commit(batch.map { SpoolTransition(IndexRecord(.claim, $0.id, from: pending, to: inflight)) }),
+                       batch.map { _ in .moved })
+        return batch.map { SpoolTransition(IndexRecord(.done, $0.id, from: inflight, to: nil)) }
+    }
+
+    func testApply_returnsBeforeTheUnlinks_andDrainWaitsForThem() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let done = try claimed(2, on: spool)
+        let gate = DispatchSemaphore(value: 0)
+        fs.hold(.remove, until: gate) { $0.directory == "inflight" }
+
+        let batch = try spool.record(done)
+        XCTAssertEqual(try spool.apply(batch, done.indices, removingInBackground: true), [.moved, .moved])
+        XCTAssertEqual(temp.names(in: .inflight).count, 4, "nothing is unlinked on the caller's thread")
+        XCTAssertEqual(fs.calls(.remove).filter { $0.directory == "inflight" }, [])
+
+        gate.signal()
+        try spool.drainRemovals()
+        XCTAssertEqual(temp.names(in: .inflight), [])
+        XCTAssertEqual(fs.calls(.remove).filter { $0.directory == "inflight" }.map { $0.name.hasSuffix(".json") }, [true, false, true, false],
+                       "json first, then blob")
+    }
+
+    func testCompaction_waitsForPendingRemovals() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let done = try claimed(1, on: spool)
+        let gate = DispatchSemaphore(value: 0)
+        fs.hold(.remove, until: gate) { $0.directory == "inflight" }
+        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        fs.resetLog()
+        // Opened late on purpose: a compaction that did not wait would rename the new index first.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { gate.signal() }
+
+        try spool.compactIndex()
+
+        let calls = fs.calls
+        let removed = try XCTUnwrap(calls.lastIndex { $0.operation == .remove && $0.directory == "inflight" })
+        let indexReplaced = try XCTUnwrap(calls.firstIndex { $0.operation == .rename && $0.toName == SpoolFolder.indexFileName })
+        XCTAssertLessThan(removed, indexReplaced, "a done record is dropped only after its files are gone: \(calls)")
+        XCTAssertEqual(temp.names(in: .inflight), [])
+    }
+
+    func testFailedRemoval_failsTheNextCommit() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let done = try claimed(2, on: spool)
+        fs.failCall(.remove, errno: EIO)
+
+        XCTAssertEqual(try spool.apply(spool.record([done[0]]), [0], removingInBackground: true), [.moved])
+        XCTAssertThrowsError(try spool.drainRemovals()) { XCTAssertEqual(($0 as? SystemError)?.code, EIO) }
+        XCTAssertThrowsError(try spool.record([done[1]]), "rule 6: stop taking work") {
+            XCTAssertEqual(($0 as? SystemError)?.code, EIO)
+        }
+    }
+
+    func testRemovalOfAFileAnOperatorPurged_isNotAFailure() throws {
+        let spool = try temp.open()
+        let done = try claimed(1, on: spool)
+        for name in temp.names(in: .inflight) { XCTAssertEqual(unlink(temp.path(.inflight, name)), 0) }
+        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        XCTAssertNoThrow(try spool.drainRemovals())
+        XCTAssertNoThrow(try spool.record([]))
+    }
+}
