@@ -25,7 +25,8 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     case commitAfterIndex = "commit.after-index"
     /// `Spool.commit`: one item's blob is renamed to its new place (moves only, once per item).
     case commitAfterBlobRename = "commit.after-blob-rename"
-    /// `Spool.commit`: one item's json is renamed to its new place, or unlinked for a removal.
+    /// `Spool.commit`: one item's json is renamed to its new place, or unlinked for a removal
+    /// (on the `FileReaper`'s thread for an uploaded item the engine removes in the background).
     case commitAfterJSONRename = "commit.after-json-rename"
     /// `Spool.commit`: the touched folders are fsynced.
     case commitAfterFolderSync = "commit.after-folder-sync"

@@ -32,12 +32,18 @@ final class BackgroundRemovalTests: XCTestCase {
         return batch.map { SpoolTransition(IndexRecord(.done, $0.id, from: inflight, to: nil)) }
     }
 
-    func testApply_returnsBeforeTheUnlinks_andDrainWaitsForThem() throws {
+    /// `n` claimed items on a recording file system whose unlinks in inflight/ wait for `gate`.
+    private func heldRemovals(_ n: Int) throws -> (fs: RecordingFileSystem, spool: Spool, done: [SpoolTransition], gate: DispatchSemaphore) {
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)
-        let done = try claimed(2, on: spool)
+        let done = try claimed(n, on: spool)
         let gate = DispatchSemaphore(value: 0)
         fs.hold(.remove, until: gate) { $0.directory == "inflight" }
+        return (fs, spool, done, gate)
+    }
+
+    func testApply_returnsBeforeTheUnlinks_andDrainWaitsForThem() throws {
+        let (fs, spool, done, gate) = try heldRemovals(2)
 
         let batch = try spool.record(done)
         XCTAssertEqual(try spool.apply(batch, done.indices, removingInBackground: true), [.moved, .moved])
@@ -52,11 +58,7 @@ final class BackgroundRemovalTests: XCTestCase {
     }
 
     func testCompaction_waitsForPendingRemovals() throws {
-        let fs = RecordingFileSystem()
-        let spool = try temp.open(fs: fs)
-        let done = try claimed(1, on: spool)
-        let gate = DispatchSemaphore(value: 0)
-        fs.hold(.remove, until: gate) { $0.directory == "inflight" }
+        let (fs, spool, done, gate) = try heldRemovals(1)
         _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
         fs.resetLog()
         // Opened late on purpose: a compaction that did not wait would rename the new index first.
