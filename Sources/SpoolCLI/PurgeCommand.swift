@@ -29,7 +29,8 @@ struct PurgeCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
-        let inventory = try SpoolInventory.load(spool)
+        let inventory = try SpoolInventory.load(
+            spool, states: failed ? [.failed] : ItemState.allCases, wanted: failed ? nil : SpoolInventory.matchingAny(of: ids))
         let daemon = SpoolLock.holder(of: spool)
         var selection = ItemSelection(ids: ids, allFailed: failed, in: inventory, context: context) { item in
             guard item.location.state == .inflight, let pid = daemon else { return nil }

@@ -30,7 +30,9 @@ struct RetryCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
-        let inventory = try SpoolInventory.load(spool, states: [.failed, .pending, .inflight, .done])
+        let inventory = try SpoolInventory.load(
+            spool, states: all ? [.failed] : [.failed, .pending, .inflight, .done],
+            wanted: all ? nil : SpoolInventory.matchingAny(of: ids))
         var selection = ItemSelection(ids: ids, allFailed: all, in: inventory, context: context) { item in
             item.location.state == .failed ? nil : "\(item.id) is in \(item.location.state.rawValue)/, not failed/; left as it is"
         }

@@ -22,7 +22,7 @@ struct ShowCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
-        let item = try SpoolInventory.load(spool).find(id)
+        let item = try SpoolInventory.load(spool, wanted: SpoolInventory.matchingAny(of: [id])).find(id)
         let folder = SpoolFolder(item.location.state)
         let jsonName = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .json)
         if json {

@@ -1,9 +1,10 @@
 import SpoolCore
 import SpoolSystem
 
-/// A read-only census of a spool for the inspection commands (`status`, `ls`, `show`, `retry`,
-/// `purge`): one pass over each folder, one fstatat per file. Safe while a daemon runs: a file
-/// that vanishes between readdir and stat is simply skipped.
+/// A read-only census of a spool for the inspection commands (`ls`, `show`, `retry`, `purge`,
+/// `check`): one pass over each folder, one fstatat per file (per wanted file, for commands that
+/// name ids). Safe while a daemon runs: a file that vanishes between readdir and stat is simply
+/// skipped. `status` has its own cheaper `SpoolSummary`.
 public struct SpoolInventory {
     public struct Item: Sendable {
         public var id: ItemID
@@ -18,7 +19,11 @@ public struct SpoolInventory {
     /// Names in state folders that are not item files.
     public var strays: [String]
 
-    public static func load(_ spool: Spool, states: [ItemState] = ItemState.allCases) throws -> SpoolInventory {
+    /// - Parameter wanted: when given, only the files of items whose id it accepts are stat'ed and
+    ///   listed, so a command that names a few ids costs one readdir per folder, not a stat per file.
+    public static func load(
+        _ spool: Spool, states: [ItemState] = ItemState.allCases, wanted: ((ItemID) -> Bool)? = nil
+    ) throws -> SpoolInventory {
         var items: [Item] = []
         var strays: [String] = []
         for state in states {
@@ -30,6 +35,7 @@ public struct SpoolInventory {
                     if !entry.name.hasPrefix(".") { strays.append("\(folder.rawValue)/\(entry.name)") }
                     continue
                 }
+                if let wanted, !wanted(name.id) { continue }
                 guard let status = try? spool.fs.status(of: entry.name, in: fd) else { continue }
                 var item = byID[name.id] ?? Item(
                     id: name.id, location: ItemLocation(state, attempt: name.attempt), hasJSON: false)
@@ -46,6 +52,11 @@ public struct SpoolInventory {
             items += byID.values.sorted { $0.id < $1.id }
         }
         return SpoolInventory(items: items, strays: strays)
+    }
+
+    /// For `load(wanted:)`: the items `find` could return for any of `texts` (full ids or prefixes).
+    public static func matchingAny(of texts: [String]) -> (ItemID) -> Bool {
+        { id in texts.contains { id.rawValue.hasPrefix($0) } }
     }
 
     /// Finds an item by full id or unique prefix.

@@ -173,19 +173,26 @@ final class IndexLogCodecTests: XCTestCase {
 
     // MARK: Index torture: flips
 
+    /// Flips each bit (and each whole byte) of `range` in turn; every copy must decode to `expected`.
+    private func assertEveryBitFlip(
+        of bytes: [UInt8], in range: Range<Int>, decodesTo expected: IndexLogScan, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        for i in range {
+            for mask in [0xFF, 1, 2, 4, 8, 16, 32, 64, 128] as [UInt8] {
+                var b = bytes
+                b[i] ^= mask
+                XCTAssertEqual(IndexLogCodec.decode(b), expected, "byte \(i) mask \(mask)", file: file, line: line)
+            }
+        }
+    }
+
     func testFlipEveryByteAndBit_ofTheLastRecord_dropsItAsATornTail() {
         let log = Log(makeRecords(20))
         let start = log.start(ofRecord: 19), end = log.end(ofRecord: 19)
         let expected = IndexLogScan(
             records: Array(log.records.prefix(19)), validLength: start,
             damage: .tornTail(offset: start, length: end - start), version: 1)
-        for i in start..<end {
-            for mask in [0xFF, 1, 2, 4, 8, 16, 32, 64, 128] as [UInt8] {
-                var b = log.bytes
-                b[i] ^= mask
-                XCTAssertEqual(IndexLogCodec.decode(b), expected, "byte \(i) mask \(mask)")
-            }
-        }
+        assertEveryBitFlip(of: log.bytes, in: start..<end, decodesTo: expected)
     }
 
     func testFlipEveryByteAndBit_ofAMiddleRecord_isCorruptMiddle() {
@@ -193,13 +200,7 @@ final class IndexLogCodecTests: XCTestCase {
         let start = log.start(ofRecord: 9), end = log.end(ofRecord: 9)
         let expected = IndexLogScan(
             records: Array(log.records.prefix(9)), validLength: start, damage: .corruptMiddle(offset: start), version: 1)
-        for i in start..<end {
-            for mask in [0xFF, 1, 2, 4, 8, 16, 32, 64, 128] as [UInt8] {
-                var b = log.bytes
-                b[i] ^= mask
-                XCTAssertEqual(IndexLogCodec.decode(b), expected, "byte \(i) mask \(mask)")
-            }
-        }
+        assertEveryBitFlip(of: log.bytes, in: start..<end, decodesTo: expected)
     }
 
     func testFlipEveryByte_ofTheHeader_isDamageAtZero() {

@@ -8,16 +8,7 @@ import XCTest
 
 /// `Spool.apply(removingInBackground:)`: the files of recorded successes are unlinked on the
 /// spool's own thread, compaction waits for them, and a failed unlink stops the next commit.
-final class BackgroundRemovalTests: XCTestCase {
-    var temp: TemporarySpool!
-    var items = TestItems()
-
-    override func setUpWithError() throws {
-        temp = try TemporarySpool()
-        _ = try temp.open()
-    }
-    override func tearDown() { temp.cleanUp() }
-
+final class BackgroundRemovalTests: StoreTestCase {
     /// Adds `n` items and claims them; returns the `done` transitions that finish them.
     private func claimed(_ n: Int, on spool: Spool) throws -> [SpoolTransition] {
         var batch: [NewItem] = []

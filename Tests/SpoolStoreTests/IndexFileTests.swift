@@ -6,20 +6,9 @@ import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
-final class IndexFileTests: XCTestCase {
-    var temp: TemporarySpool!
-    var spool: Spool!
+final class IndexFileTests: StoreTestCase {
     let now = Timestamp(millisecondsSinceEpoch: 1_795_000_000_000)
     let ids = (0..<5).map { ItemID("20261121T14100312\($0)Z-0000-9f3ab2c1-f\($0)")! }
-
-    override func setUpWithError() throws {
-        temp = try TemporarySpool()
-        spool = try temp.open()
-    }
-    override func tearDown() {
-        spool = nil
-        temp.cleanUp()
-    }
 
     private var indexPath: String { temp.spoolPath + "/" + SpoolFolder.indexFileName }
     private func indexBytes() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: indexPath))) }

@@ -5,13 +5,7 @@ import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
-final class SpoolAddTests: XCTestCase {
-    var temp: TemporarySpool!
-    var items = TestItems()
-
-    override func setUpWithError() throws { temp = try TemporarySpool() }
-    override func tearDown() { temp.cleanUp() }
-
+final class SpoolAddTests: StoreTestCase {
     private func bytes(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
         var x = seed
         return (0..<count).map { _ in

@@ -5,20 +5,7 @@ import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
-final class SpoolCommitTests: XCTestCase {
-    var temp: TemporarySpool!
-    var items = TestItems()
-    var spool: Spool!
-
-    override func setUpWithError() throws {
-        temp = try TemporarySpool()
-        spool = try temp.open()
-    }
-    override func tearDown() {
-        spool = nil
-        temp.cleanUp()
-    }
-
+final class SpoolCommitTests: StoreTestCase {
     private func addItems(_ n: Int) throws -> [NewItem] {
         var batch: [NewItem] = []
         for i in 0..<n {

@@ -7,16 +7,8 @@ import XCTest
 
 /// Injected EIO / ENOSPC during `add` and `commit` (RELIABILITY rule 6): refused cleanly, nothing
 /// half-acknowledged, the source left where it was.
-final class SpoolFaultTests: XCTestCase {
+final class SpoolFaultTests: StoreTestCase {
     typealias Call = RecordingFileSystem.Call
-    var temp: TemporarySpool!
-    var items = TestItems()
-
-    override func setUpWithError() throws {
-        temp = try TemporarySpool()
-        _ = try temp.open()
-    }
-    override func tearDown() { temp.cleanUp() }
 
     /// Adds one file with a fault armed; checks the add throws, nothing shows in pending/, the
     /// source is intact. Returns what is left in tmp/ (should be nothing).

@@ -42,4 +42,30 @@ final class SpoolInventoryTests: XCTestCase {
         }
         XCTAssertThrowsError(try inventory.find("1999")) { XCTAssertEqual($0 as? SpoolError, .noSuchItem("1999")) }
     }
+
+    func testLoadOfWantedIDs_statsOnlyTheirFiles_andFindStillSeesAmbiguity() throws {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        var items = TestItems()
+        var batch: [NewItem] = []
+        let setUp = try temp.open()
+        for name in ["alpha.txt", "beta.txt", "gamma.txt"] {
+            try temp.write(Array(name.utf8), to: name, in: .incoming)
+            batch.append(items.incoming(name))
+        }
+        _ = try setUp.add(batch)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let beta = batch[1].id.rawValue
+        let shared = String(beta.prefix(8))
+
+        fs.resetLog()
+        let one = try SpoolInventory.load(spool, wanted: SpoolInventory.matchingAny(of: [String(beta.prefix(19))]))
+        XCTAssertEqual(one.items.map(\.id), [batch[1].id])
+        XCTAssertEqual(fs.calls(.fstatat).map(\.name).sorted(), ["\(beta).a0.blob", "\(beta).a0.json"], "only the wanted item's files")
+        XCTAssertEqual(try one.find(String(beta.prefix(19))).blobSize, Int64("beta.txt".utf8.count))
+
+        let all = try SpoolInventory.load(spool, wanted: SpoolInventory.matchingAny(of: [shared]))
+        XCTAssertThrowsError(try all.find(shared)) { XCTAssertEqual($0 as? SpoolError, .ambiguousItem(shared, 3)) }
+    }
 }

@@ -5,16 +5,8 @@ import SpoolTestSupport
 import XCTest
 
 /// RELIABILITY rules 1 and 3, checked on the recorded system calls.
-final class SpoolSyscallOrderTests: XCTestCase {
+final class SpoolSyscallOrderTests: StoreTestCase {
     typealias Call = RecordingFileSystem.Call
-    var temp: TemporarySpool!
-    var items = TestItems()
-
-    override func setUpWithError() throws {
-        temp = try TemporarySpool()
-        _ = try temp.open()  // creates the layout, so tests can drop files in first
-    }
-    override func tearDown() { temp.cleanUp() }
 
     private func index(_ calls: [Call], file: StaticString = #filePath, line: UInt = #line, where match: (Call) -> Bool) -> Int {
         guard let i = calls.firstIndex(where: match) else {

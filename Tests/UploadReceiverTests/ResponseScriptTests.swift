@@ -76,7 +76,7 @@ final class ResponseScriptTests: XCTestCase {
     }
 
     func testScriptSeesTheHeadOnlyRequest() throws {
-        let seen = SeenRequests()
+        let seen = LockedList<ReceivedRequest>()
         let receiver = UploadReceiver(script: ResponseScript { request in
             seen.append(request)
             return .status(201)
@@ -92,23 +92,5 @@ final class ResponseScriptTests: XCTestCase {
         XCTAssertEqual(request?.body, [])
         XCTAssertEqual(request?.bodyComplete, false)
         XCTAssertEqual(receiver.requests.first?.body, [1, 2, 3])
-    }
-
-    /// Thread-safe record of what a script was called with.
-    private final class SeenRequests: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [ReceivedRequest] = []
-
-        func append(_ request: ReceivedRequest) {
-            lock.lock()
-            stored.append(request)
-            lock.unlock()
-        }
-
-        var values: [ReceivedRequest] {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
     }
 }

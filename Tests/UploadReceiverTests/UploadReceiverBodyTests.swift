@@ -6,19 +6,7 @@ import UploadReceiver
 import XCTest
 
 /// Bodies arrive intact whatever their size and framing.
-final class UploadReceiverBodyTests: XCTestCase {
-    private var receiver: UploadReceiver!
-
-    override func setUpWithError() throws {
-        receiver = UploadReceiver()
-        try receiver.start()
-    }
-
-    override func tearDown() {
-        receiver.stop()
-        receiver = nil
-    }
-
+final class UploadReceiverBodyTests: ReceiverTestCase {
     private func assertPutArrives(_ body: [UInt8], file: StaticString = #filePath, line: UInt = #line) {
         let result = URLSessionClient.upload(receiver.baseURL + "/up/item.bin", body: Data(body))
         XCTAssertNil(result.error, file: file, line: line)

@@ -6,19 +6,7 @@ import UploadReceiver
 import XCTest
 
 /// Connection handling: keep-alive, close, `Expect: 100-continue`, limits, concurrency.
-final class UploadReceiverConnectionTests: XCTestCase {
-    private var receiver: UploadReceiver!
-
-    override func setUpWithError() throws {
-        receiver = UploadReceiver()
-        try receiver.start()
-    }
-
-    override func tearDown() {
-        receiver.stop()
-        receiver = nil
-    }
-
+final class UploadReceiverConnectionTests: ReceiverTestCase {
     func testKeepAliveServesTwoRequestsOnOneConnection() throws {
         let connection = try RawHTTPConnection(port: receiver.port)
 
@@ -115,7 +103,7 @@ final class UploadReceiverConnectionTests: XCTestCase {
 
     func testConcurrentUploadsAllArrive() {
         let count = 24
-        let statuses = StatusList()
+        let statuses = LockedList<Int>()
         let baseURL = receiver.baseURL
         DispatchQueue.concurrentPerform(iterations: count) { i in
             let result = URLSessionClient.upload(
@@ -130,24 +118,6 @@ final class UploadReceiverConnectionTests: XCTestCase {
         for request in receiver.requests {
             let i = UInt32(request.target.split(separator: "/").last!)!
             XCTAssertTrue(request.body == TestBytes.pattern(50_000, seed: i), request.target)
-        }
-    }
-
-    /// Thread-safe list of statuses from concurrent clients.
-    private final class StatusList: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [Int] = []
-
-        func append(_ status: Int) {
-            lock.lock()
-            stored.append(status)
-            lock.unlock()
-        }
-
-        var values: [Int] {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
         }
     }
 }

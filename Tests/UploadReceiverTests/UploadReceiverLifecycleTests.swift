@@ -90,7 +90,7 @@ final class UploadReceiverLifecycleTests: XCTestCase {
 
     func testObserverSeesEachHandledRequest() throws {
         let receiver = UploadReceiver()
-        let seen = SeenTargets()
+        let seen = LockedList<String>()
         receiver.setObserver { seen.append("\($0.target) \($0.answeredStatus ?? 0)") }
         try receiver.start()
         defer { receiver.stop() }
@@ -101,23 +101,5 @@ final class UploadReceiverLifecycleTests: XCTestCase {
         XCTAssertTrue(receiver.waitForRequests(count: 2, timeout: 5))
         // Observers run on connection threads: no order is promised across connections.
         XCTAssertEqual(seen.values.sorted(), ["/o1 201", "/o2 201"])
-    }
-
-    /// Thread-safe list of what the observer saw.
-    private final class SeenTargets: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: [String] = []
-
-        func append(_ value: String) {
-            lock.lock()
-            stored.append(value)
-            lock.unlock()
-        }
-
-        var values: [String] {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
-        }
     }
 }
