@@ -26,9 +26,10 @@ public struct CommandContext: Sendable {
         Output.write(text + "\n", to: 1)
     }
 
-    /// Writes to standard error (problems, with the program name).
+    /// Writes to standard error (problems, with the program name), one line whatever the text
+    /// holds (a file name given to `enqueue` may contain a newline).
     public func complain(_ text: String) {
-        Output.write("spoold: \(text)\n", to: 2)
+        Output.write("spoold: \(LogEscaping.line(text))\n", to: 2)
     }
 }
 
