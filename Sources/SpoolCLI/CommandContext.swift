@@ -27,9 +27,10 @@ public struct CommandContext: Sendable {
     }
 
     /// Writes to standard error (problems, with the program name), one line whatever the text
-    /// holds (a file name given to `enqueue` may contain a newline).
+    /// holds (a file name given to `enqueue` may contain a newline), URLs redacted (an argument
+    /// error may quote `--url`).
     public func complain(_ text: String) {
-        Output.write("spoold: \(LogEscaping.line(text))\n", to: 2)
+        Output.write("spoold: \(LogEscaping.line(LogRedaction.urls(in: text)))\n", to: 2)
     }
 }
 

@@ -143,7 +143,7 @@ struct DaemonCommand {
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max))
         let signals = SignalForwarder(engine.stopHandle)
-        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(LogRedaction.url(configuration.url.template)) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
+        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         let summary = try engine.run()
         withExtendedLifetime((lock, signals, transport)) {}
         log.info("\(drain ? "drain finished" : "stopped"): \(summary.line)")

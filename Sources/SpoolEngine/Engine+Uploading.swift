@@ -105,7 +105,7 @@ extension Engine {
             // A dot-name in tmp/: never taken for an item; start-up removes a leftover one.
             request.formBodyPath = spool.path(of: ".form-\(id.rawValue).a\(attempt)", in: .tmp)
         }
-        log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(LogRedaction.url(request.url))")
+        log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
         let inbox = self.inbox
         transport.start(request) { outcome in inbox.post(id, outcome) }
     }
@@ -131,9 +131,10 @@ extension Engine {
                     keepDone: configuration.keepDone)
             }
             var metadata = upload.metadata
+            // The json is readable by other users: a redirect's or a refused URL's secrets stay out.
             let record = AttemptRecord(
                 number: attempt, startedAt: upload.startedAt, finishedAt: now, outcome: outcome.class.rawValue,
-                httpStatus: outcome.httpStatus, error: outcome.errorText,
+                httpStatus: outcome.httpStatus, error: outcome.errorText.map(LogRedaction.urls(in:)),
                 responseExcerpt: outcome.responseExcerpt)
             let id = completion.id
             switch action {
@@ -158,7 +159,7 @@ extension Engine {
                 round.messages.append("attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))")
             case .fail(let from, let to, let reason):
                 metadata.attempts.append(record)
-                metadata.failureReason = reason
+                metadata.failureReason = LogRedaction.urls(in: reason)
                 round.finish(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
                 items[id] = nil
                 summary.failed += 1
@@ -184,7 +185,8 @@ extension Engine {
                 outage = Outage(since: now, reason: outcome.summary, nextProbe: now.adding(seconds: 1), probeInterval: 1, probeInFlight: false)
                 log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
                 do {
-                    try OutageMarker.write(.init(since: now, reason: outcome.summary), in: spool)
+                    // Shown by 'spoold status'; the marker is readable by others, like the log.
+                    try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: outcome.summary)), in: spool)
                 } catch {
                     log.warning("cannot write \(spool.path)/\(OutageMarker.fileName) for 'spoold status': \(error)")
                 }
@@ -217,7 +219,7 @@ extension Engine {
         items[id] = nil
         let to = ItemLocation(.failed, attempt: location.attempt)
         var metadata = try? spool.readMetadata(id, at: location)
-        metadata?.failureReason = reason
+        metadata?.failureReason = LogRedaction.urls(in: reason)
         let blob = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
         if (try? spool.status(of: blob, at: location)) != nil {
             if let metadata {

@@ -4,8 +4,9 @@ import SpoolCore
 /// One line per event on stderr: `2026-11-21T14:10:03.123Z spoold info: uploaded ...`.
 ///
 /// Plain text on purpose: journald, `tee` and `grep` are the operator's tools. Every message
-/// passes `LogEscaping` here, the one way to the log, so no name or server answer can forge a
-/// line or drive a terminal.
+/// passes `LogRedaction` and `LogEscaping` here, the one way to the log, at every level: no URL's
+/// query values or user info reach the log, and no name or server answer can forge a line or
+/// drive a terminal.
 public struct EventLog: Sendable {
     public enum Level: Int, Comparable, Sendable {
         case debug, info, warning, error
@@ -30,7 +31,7 @@ public struct EventLog: Sendable {
 
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= minimumLevel else { return }
-        let line = "\(clock().iso8601) spoold \(level.label): \(LogEscaping.line(message()))\n"
+        let line = "\(clock().iso8601) spoold \(level.label): \(LogEscaping.line(LogRedaction.urls(in: message())))\n"
         var bytes = Array(line.utf8)
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0

@@ -4,8 +4,8 @@ import XCTest
 
 /// What spoold writes to its log: one line per event, whatever the names and answers hold.
 final class LogTests: XCTestCase {
-    private func startReceiver() throws -> UploadReceiver {
-        let receiver = UploadReceiver(script: .always(201))
+    private func startReceiver(_ script: ResponseScript = .always(201)) throws -> UploadReceiver {
+        let receiver = UploadReceiver(script: script)
         _ = try receiver.start()
         addTeardownBlock { receiver.stop() }
         return receiver
@@ -38,5 +38,43 @@ final class LogTests: XCTestCase {
         XCTAssertFalse(result.stderr.contains("\u{1b}"), "no raw ESC reaches the terminal")
         XCTAssertTrue(result.stderr.contains("evil\\n" + forged), "the name is logged, escaped: \(result.stderr)")
         XCTAssertTrue(result.stderr.contains("tint\\x1b[31m\\r.txt"), result.stderr)
+    }
+
+    func testSecretsInURLs_neverReachTheLogOrTheJSON_atAnyLevel() throws {
+        let other = try startReceiver()
+        // The first request is redirected with a 302 (refused: it would turn PUT into GET) to a
+        // presigned-looking URL; the reason quotes it.
+        let receiver = try startReceiver(.sequence(
+            [.status(302, headers: [("Location", other.baseURL + "/k?X-Amz-Credential=AKIAsecret&X-Amz-Signature=sig0secret")])],
+            thenAlways: .status(201)))
+        let spool = try TestSpool(self)
+        try spool.drop("first.txt", [1])
+        try spool.drop("second.txt", [2])
+        let url = receiver.baseURL.replacingOccurrences(of: "http://", with: "http://user:pw0rd@") + "/up/?token=s3cr3t&kind=a"
+
+        let result = try SpooldProcess.run(
+            ["drain", "-v", "--concurrency", "1", "--spool", spool.path, "--url", url, "--settle", "0"])
+
+        XCTAssertEqual(result.exitCode, 1, "one item was refused: \(result.stderr)")
+        XCTAssertEqual(receiver.requests.count, 2)
+        XCTAssertTrue(receiver.requests.allSatisfy { $0.target == "/up/?token=s3cr3t&kind=a" }, "the real URL is sent")
+        let failed = try XCTUnwrap(spool.files(in: "failed").first { $0.hasSuffix(".json") })
+        let json = String(decoding: try Data(contentsOf: URL(fileURLWithPath: spool.path + "/failed/" + failed)), as: UTF8.self)
+        for secret in ["s3cr3t", "pw0rd", "AKIAsecret", "sig0secret"] {
+            XCTAssertFalse(result.stderr.contains(secret), "\(secret) in the log:\n\(result.stderr)")
+            XCTAssertFalse(json.contains(secret), "\(secret) in the json:\n\(json)")
+        }
+        XCTAssertTrue(result.stderr.contains("http://REDACTED@127.0.0.1:"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("/up/?token=REDACTED&kind=REDACTED (PUT"), "the start line: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("debug: uploading"), "-v request lines are there: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED"), "the redirect: \(result.stderr)")
+        XCTAssertTrue(json.contains("X-Amz-Signature=REDACTED"), json)
+    }
+
+    func testSecretsInAnInvalidURLArgument_areRedactedInTheUsageError() throws {
+        let result = try SpooldProcess.run(["drain", "--url", "ftp://h/x?token=s3cr3t", "--spool", "/nonexistent/spool"])
+        XCTAssertEqual(result.exitCode, 2)
+        XCTAssertFalse(result.stderr.contains("s3cr3t"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("token=REDACTED"), result.stderr)
     }
 }
