@@ -21,8 +21,9 @@ public enum CLI {
       SPOOL/pending/   <id>.a<N>.json + .blob, waiting (N = attempts made)
       SPOOL/inflight/  being uploaded
       SPOOL/failed/    gave up; the .json holds every attempt's error
-    Exit codes: 0 ok, 1 partly done (drain: items failed), 2 usage error, 3 spool or disk error,
-    4 another spoold works on this spool.
+    Exit codes: 0 ok, 1 partly done (drain: items failed; show/retry/purge: an id not found),
+    2 usage error, 3 spool or disk error, 4 another spoold works on this spool,
+    5 drain stopped (signal or --max-time) before everything was uploaded.
     Run 'spoold COMMAND --help' for a command's options.
     """
 

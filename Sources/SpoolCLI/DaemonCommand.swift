@@ -16,12 +16,18 @@ struct DaemonCommand {
                 : "Ingest and upload until SIGTERM/SIGINT (the default command).",
             discussion: drain
                 ? """
+                On SIGTERM or SIGINT, or when --max-time is reached, drain stops taking work and
+                logs how many items remain (pending, in flight, in incoming/); they stay in the
+                spool for the next run or drain. After a signal, uploads in progress finish (a second
+                signal cancels them); after --max-time they get 10 s (or --max-time, if shorter),
+                then are cancelled. A cancelled upload's attempt is handed back uncounted.
                 Exit codes:
                   0  every item was uploaded
                   1  some items ended in failed/ during this drain (see 'spoold ls failed')
                   2  usage error
                   3  the spool could not be used, or a write could not be made durable
                   4  another spoold is already working on this spool
+                  5  stopped (signal or --max-time) before everything was uploaded; nothing is lost
                 """
                 : """
                 On SIGTERM or SIGINT spoold stops taking work, lets uploads in progress finish (their
@@ -65,9 +71,14 @@ struct DaemonCommand {
                            defaultDescription: "2"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
-            ],
+            ] + (drain ? [maximumTime] : []),
             positionals: [])
     }
+
+    static let maximumTime = OptionSpec(
+        "max-time", valueName: "SECONDS",
+        help: "Stop taking work after this long, even if items remain (exit code 5); e.g. for a drain from cron.",
+        defaultDescription: "no limit")
 
     var drain: Bool
     var spoolPath: String
@@ -104,7 +115,8 @@ struct DaemonCommand {
             exitWhenIdle: drain, headers: try CommonOptions.headers(arguments, command: command),
             formField: try DaemonCommand.formField(arguments, command: command),
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
-            credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command))
+            credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
+            maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil)
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
@@ -144,10 +156,29 @@ struct DaemonCommand {
             processTag: UInt64.random(in: 0...UInt64.max))
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
+        // The lock is held until what is left has been counted.
+        defer { withExtendedLifetime((lock, signals, transport)) {} }
         let summary = try engine.run()
-        withExtendedLifetime((lock, signals, transport)) {}
-        log.info("\(drain ? "drain finished" : "stopped"): \(summary.line)")
-        return drain && summary.failed > 0 ? .partial : .success
+        guard drain else {
+            log.info("stopped: \(summary.line)")
+            return .success
+        }
+        log.info("drain \(summary.stop == nil ? "finished" : "stopped"): \(summary.line)")
+        if let stop = summary.stop, let left = try remaining(in: spool) {
+            let cause = stop == .requested ? "by a signal" : "at --max-time"
+            log.warning("drain stopped \(cause) before everything was uploaded: \(left); they stay in the spool for the next run or drain")
+            return .stopped
+        }
+        return summary.failed > 0 ? .partial : .success
+    }
+
+    /// What a stopped drain leaves, counted on disk (the truth), or nil when nothing is left.
+    func remaining(in spool: Spool) throws -> String? {
+        let left = try SpoolSummary.load(spool)
+        let pending = left.states[.pending]?.count ?? 0
+        let inflight = left.states[.inflight]?.count ?? 0
+        guard pending + inflight + left.incomingFiles > 0 else { return nil }
+        return "\(pending) pending, \(inflight) in flight, \(left.incomingFiles) in incoming/"
     }
 }
 

@@ -3,7 +3,7 @@ public enum ExitCode: Int32, Sendable {
     /// Everything asked for was done (`drain`: every item uploaded).
     case success = 0
     /// Done, but not for everything: `drain` left items in failed/, `enqueue` skipped a file,
-    /// `retry`/`purge` did not find an id.
+    /// `show`/`retry`/`purge` did not find an id.
     case partial = 1
     /// The command line is wrong; nothing was done.
     case usage = 2
@@ -11,4 +11,7 @@ public enum ExitCode: Int32, Sendable {
     case failure = 3
     /// Another spoold daemon already works on this spool.
     case locked = 4
+    /// `drain` was stopped (SIGTERM/SIGINT or `--max-time`) before everything was uploaded; what
+    /// is left stays in the spool, nothing is lost.
+    case stopped = 5
 }

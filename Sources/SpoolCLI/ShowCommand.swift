@@ -7,6 +7,10 @@ struct ShowCommand: SpooldCommand {
     static let spec = CommandSpec(
         name: "show",
         abstract: "An item's metadata and attempt history.",
+        discussion: """
+        Exit codes: 0 shown, 1 no item has that id, or the prefix matches several items,
+        2 usage error, 3 the spool could not be read.
+        """,
         options: [CommonOptions.existingSpool, .flag("json", help: "Print the item's .json file as it is.")],
         positionals: [PositionalSpec("ID", help: "The item's id, or a unique prefix of it.")])
 
@@ -22,7 +26,18 @@ struct ShowCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
-        let item = try SpoolInventory.load(spool, wanted: SpoolInventory.matchingAny(of: [id])).find(id)
+        let item: SpoolInventory.Item
+        do {
+            item = try SpoolInventory.load(spool, wanted: SpoolInventory.matchingAny(of: [id])).find(id)
+        } catch let error as SpoolError {
+            // Not found is the operator's typo, as for retry and purge: 1, not "spool unusable".
+            switch error {
+            case .noSuchItem, .ambiguousItem:
+                context.complain("\(error)")
+                return .partial
+            default: throw error
+            }
+        }
         let folder = SpoolFolder(item.location.state)
         let jsonName = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .json)
         if json {

@@ -123,7 +123,7 @@ extension Engine {
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             let action: ItemLifecycle.Action
-            if stopLevel > 1 && outcome.networkError == "cancelled" {
+            if cancelling && outcome.networkError == "cancelled" {
                 action = lifecycle.handBack(now: now)
             } else {
                 action = lifecycle.finish(

@@ -32,6 +32,13 @@ public final class Engine {
     var reportedNames = Set<String>()
     var nextRescan: Timestamp
     var nextSettleCheck: Timestamp?
+    /// `drain --max-time`: when to stop taking work.
+    var runDeadline: Timestamp?
+    /// Once stopped by the deadline: when uploads still in flight are cancelled.
+    var cancelAt: Timestamp?
+    /// Uploads in flight were cancelled on purpose: their "cancelled" outcomes hand the attempts
+    /// back instead of counting them.
+    var cancelling = false
 
     let watcher: InotifyWatcher
     var incomingWatch: Int32 = -1
@@ -71,7 +78,8 @@ public final class Engine {
     }
 
     /// Asks the loop to stop: the first request stops new work and lets uploads finish; the
-    /// second cancels them and hands their attempts back. Safe from any thread.
+    /// second cancels them and hands their attempts back. Safe from any thread. Reaching
+    /// `maximumRunSeconds` is a first request, and the end of the grace after it a second.
     public func requestStop() { inbox.requestStop() }
 
     /// A stop handle for signal handlers, usable from any thread.
@@ -88,12 +96,13 @@ public final class Engine {
         incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming")
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
-        var cancelled = false
+        runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
         while true {
             let now = clock.now()
+            noteStop(now: now)
             var round = Round()
             collectFinished(now: now, into: &round)
-            let stopping = stopLevel > 0
+            let stopping = summary.stop != nil
             if !stopping {
                 try takeWatcherEvents(now: now)
                 try ingest(now: now)
@@ -102,21 +111,43 @@ public final class Engine {
             try commitRound(round, now: now)
             if stopping {
                 if uploads.isEmpty { break }
-                if stopLevel > 1 && !cancelled {
-                    log.info("second stop request: cancelling \(uploads.count) upload(s); their attempts are handed back")
-                    cancelled = true
+                if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
+                    log.info(
+                        (stopLevel > 1 ? "second stop request" : "--max-time grace over")
+                            + ": cancelling \(uploads.count) upload(s); their attempts are handed back")
+                    cancelling = true
                     transport.cancelAll()
                 }
             } else if configuration.exitWhenIdle && isIdle {
                 break
             }
             try compactIndexIfLarge()
-            let timeout = stopping ? 1000 : pollTimeout(now: now)
+            let timeout = stopping ? stopPollTimeout(now: now) : pollTimeout(now: now)
             _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
             inbox.wakeup.drain()
         }
         try spool.drainRemovals()
         return summary
+    }
+
+    /// Records the first reason to stop: a stop request, or `drain --max-time` reached.
+    func noteStop(now: Timestamp) {
+        guard summary.stop == nil else { return }
+        if stopLevel > 0 {
+            summary.stop = .requested
+        } else if let deadline = runDeadline, now >= deadline, let grace = configuration.stopGraceSeconds {
+            summary.stop = .timeLimit
+            cancelAt = now.adding(seconds: grace)
+            log.info(
+                "--max-time \(formatSeconds(configuration.maximumRunSeconds ?? 0)) reached: taking no new work"
+                    + (uploads.isEmpty ? "" : "; \(uploads.count) upload(s) in flight get \(formatSeconds(grace)) to finish"))
+        }
+    }
+
+    /// While stopping: wake at least every second (a second signal, the end of the grace).
+    func stopPollTimeout(now: Timestamp) -> Int32 {
+        guard let cancelAt, !cancelling else { return 1000 }
+        return Int32(clamping: max(0, min(1000, cancelAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch)))
     }
 
     /// Nothing pending, nothing uploading, nothing waiting in incoming/.
@@ -127,6 +158,7 @@ public final class Engine {
     func pollTimeout(now: Timestamp) -> Int32 {
         var wake = nextRescan
         if let settle = nextSettleCheck { wake = min(wake, settle) }
+        if let runDeadline { wake = min(wake, runDeadline) }
         if let outage {
             // While a probe is out, its completion wakes us; don't spin on a past probe time.
             if !outage.probeInFlight { wake = min(wake, outage.nextProbe) }

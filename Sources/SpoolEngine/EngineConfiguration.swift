@@ -14,6 +14,8 @@ public struct EngineConfiguration: Sendable {
     public var settleSeconds: Double
     /// `drain`: exit once nothing is left to do instead of waiting for more files.
     public var exitWhenIdle: Bool
+    /// `drain --max-time`: after this long, take no new work and end (see `stopGraceSeconds`).
+    public var maximumRunSeconds: Double?
     /// Headers sent with every request (`--header`); an item's own headers win.
     public var headers: [String: String]
     /// A full rescan of incoming/ and pending/ this often, in case an event was missed.
@@ -28,15 +30,22 @@ public struct EngineConfiguration: Sendable {
     /// item's own headers), never stored in a json, the index or the log.
     public var credentialHeaders: [String: String]
 
+    /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
+    /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,
+    /// so a short bound stays short.
+    public var stopGraceSeconds: Double? { maximumRunSeconds.map { min(10, $0) } }
+
     public init(
         url: URLTemplate, method: String = "PUT", concurrency: Int = 4, policy: RetryPolicy = RetryPolicy(),
         keepDone: Bool = false, settleSeconds: Double = 2, exitWhenIdle: Bool = false, headers: [String: String] = [:],
         rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60, formField: String? = nil,
-        allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:]
+        allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:],
+        maximumRunSeconds: Double? = nil
     ) {
         (self.url, self.method, self.concurrency, self.policy) = (url, method, concurrency, policy)
         (self.keepDone, self.settleSeconds, self.exitWhenIdle, self.headers) = (keepDone, settleSeconds, exitWhenIdle, headers)
         (self.rescanSeconds, self.maximumProbeSeconds) = (rescanSeconds, maximumProbeSeconds)
         (self.formField, self.allowedURLs, self.credentialHeaders) = (formField, allowedURLs, credentialHeaders)
+        self.maximumRunSeconds = maximumRunSeconds
     }
 }

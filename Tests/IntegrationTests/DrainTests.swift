@@ -184,4 +184,54 @@ final class DrainTests: XCTestCase {
             XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/" + folder, isDirectory: &isDir) && isDir.boolValue)
         }
     }
+
+    // MARK: - Stopped before the end (exit 5)
+
+    func testDrain_stoppedBySIGTERMWithItemsLeft_exitsFive_andSaysWhatRemains() throws {
+        let receiver = try startReceiver(.always(503))
+        let spool = try TestSpool(self)
+        let hourAgo = Date(timeIntervalSinceNow: -3600)
+        for name in ["a.txt", "b.txt"] {
+            try spool.drop(name, [1, 2])
+            try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: spool.incoming + "/" + name)
+        }
+        try spool.drop("fresh.txt", [3])  // found by the start-up scan, still settling
+        let drain = try SpooldProcess(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "3600", "--settle", "3600"])
+        addTeardownBlock { drain.signal(SIGKILL) }
+        XCTAssertTrue(receiver.waitForRequests(count: 2, timeout: 30), drain.readErr())
+
+        drain.signal(SIGTERM)
+        let result = try drain.wait(timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 5, "stopped with items left is not success: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("drain stopped by a signal before everything was uploaded: 2 pending, 0 in flight, 1 in incoming/"),
+                      result.stderr)
+        XCTAssertFalse(result.stderr.contains("drain finished"), result.stderr)
+        XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".a1.json") }.count, 2, "nothing is lost")
+        XCTAssertEqual(spool.files(in: "incoming"), ["fresh.txt"])
+    }
+
+    func testDrain_maxTime_cancelsAnUploadThatOutlivesTheGrace_andHandsItsAttemptBack() throws {
+        let receiver = try startReceiver(.always(.faulted(.neverAnswer)))
+        let spool = try TestSpool(self)
+        try spool.drop("stuck.bin", payload(1000, seed: 8))
+        let started = Date()
+
+        let result = try drain(spool, receiver, ["--max-time", "1", "--timeout", "60"])
+
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(result.exitCode, 5, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 1)
+        XCTAssertGreaterThanOrEqual(elapsed, 2.0, "the upload in flight got its grace (1 s with --max-time 1)")
+        XCTAssertLessThan(elapsed, 15.0, "the bound holds although the server never answers")
+        XCTAssertTrue(result.stderr.contains("--max-time 1.0 s reached: taking no new work; 1 upload(s) in flight get 1.0 s to finish"),
+                      result.stderr)
+        XCTAssertTrue(result.stderr.contains("--max-time grace over: cancelling 1 upload(s)"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("at --max-time before everything was uploaded: 1 pending, 0 in flight, 0 in incoming/"),
+                      result.stderr)
+        let pending = spool.files(in: "pending")
+        XCTAssertEqual(pending.count, 2)
+        XCTAssertTrue(pending.allSatisfy { $0.contains(".a0.") }, "the cancelled attempt did not count: \(pending)")
+    }
 }

@@ -157,6 +157,23 @@ final class HTTPFaultTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "the marker goes when the outage ends")
     }
 
+    func testDrainAgainstARefusedPort_withMaxTime_exitsFive_nothingLostOrCounted() throws {
+        let port = try freeLoopbackPort()
+        let spool = try TestSpool(self)
+        for i in 0..<2 { try spool.drop("r\(i).txt", payload(50, seed: UInt64(i))) }
+        let started = Date()
+
+        let result = try drain(spool, url: "http://127.0.0.1:\(port)/up/", ["--max-time", "1"], timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "drain is bounded")
+        XCTAssertTrue(result.stderr.contains("endpoint unreachable"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("2 pending, 0 in flight, 0 in incoming/"), result.stderr)
+        let pending = spool.files(in: "pending")
+        XCTAssertEqual(pending.count, 4)
+        XCTAssertTrue(pending.allSatisfy { $0.contains(".a0.") }, "no attempt was used up: \(pending)")
+    }
+
     // MARK: - Redirects
 
     func testRedirect307SameOrigin_isFollowedWithTheBodyIntact() throws {
