@@ -1,11 +1,12 @@
 import ArgumentKit
+import SpoolCore
 import SpoolStore
 import SpoolSystem
 
 /// Entry point: picks the subcommand, parses, validates, runs, and maps every error to an exit
 /// code and a message in this one place.
 public enum CLI {
-    public static let version = "0.1.0"
+    public static let version = SpooldVersion.current
 
     static let abstract = "spoold: a durable spool-directory uploader. Files dropped into SPOOL/incoming/ are uploaded over HTTP, deleted once accepted, retried, and parked in SPOOL/failed/ with their error history."
 

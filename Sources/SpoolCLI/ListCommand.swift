@@ -59,10 +59,14 @@ struct ListCommand: SpooldCommand {
             }
         }
         if json {
+            // `[]` for none: Foundation would pretty-print an empty array over three lines.
             let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
-            context.print(String(decoding: data, as: UTF8.self))
+            context.print(rows.isEmpty ? "[]" : String(decoding: data, as: UTF8.self))
         } else if lines.count > 1 {
             context.print(Table.render(lines))
+        } else {
+            // Silence would look like a failure; say what was looked at.
+            context.print("no items in " + states.map { "\($0.rawValue)/" }.joined(separator: ", "))
         }
         return .success
     }

@@ -21,7 +21,7 @@ public final class Spool {
     /// Opens a spool, creating its layout on first use.
     public init(path: String, fs: any FileSystem = PosixFileSystem(), create: Bool = true) throws {
         self.fs = fs
-        if create { try? fs.makeDirectory(path, in: nil, mode: 0o700) }
+        if create { try Spool.makeRoot(path, fs: fs) }
         let root: FileDescriptor
         do {
             // The root may be a symlink the operator made on purpose; nothing inside it may be.
@@ -51,6 +51,31 @@ public final class Spool {
         self.index = IndexFile(root: root, fs: fs)
         self.reaper = FileReaper(fs: fs)
         self.path = Spool.absolute(path)
+    }
+
+    /// `mkdir SPOOL`, one level only: a typo in --spool must not create a tree of folders. A
+    /// missing parent and a refused mkdir are named as such (not as "no spool").
+    private static func makeRoot(_ path: String, fs: any FileSystem) throws {
+        do {
+            try fs.makeDirectory(path, in: nil, mode: 0o700)
+        } catch let error as SystemError where error.code == EEXIST {
+            return
+        } catch let error as SystemError where error.isNotFound {
+            var parent = path
+            while parent.count > 1 && parent.hasSuffix("/") { parent.removeLast() }
+            parent = parent.lastIndex(of: "/").map { $0 == parent.startIndex ? "/" : String(parent[..<$0]) } ?? "."
+            throw SpoolError.cannotCreate(
+                path: path, reason: "its parent folder \(parent) does not exist (create it first, or check --spool)")
+        } catch let error as SystemError {
+            throw SpoolError.cannotCreate(path: path, reason: SystemError.message(for: error.code))
+        }
+    }
+
+    /// A refused write (read-only mount, no permission) named as what it is, with the spool's
+    /// path, instead of the system call that happened to hit it first.
+    func explained(_ error: any Error) -> any Error {
+        guard let error = error as? SystemError, [EROFS, EACCES, EPERM].contains(error.code) else { return error }
+        return SpoolError.notWritable(path: path, cause: SystemError.message(for: error.code))
     }
 
     deinit {
@@ -244,7 +269,7 @@ public final class Spool {
         } catch {
             // Includes the item whose json could not be staged after its blob was copied to tmp/.
             cleanUpStaged(items)
-            throw error
+            throw explained(error)
         }
         guard !prepared.isEmpty else { return results.map { $0! } }
         CrashPoint.addAfterStage.reached()
@@ -257,7 +282,7 @@ public final class Spool {
         } catch {
             // Nothing was recorded or renamed: leave no half item behind in tmp/.
             cleanUpStaged(items)
-            throw error
+            throw explained(error)
         }
         CrashPoint.addAfterIndex.reached()
         var dirty: Set<SpoolFolder> = [.tmp]

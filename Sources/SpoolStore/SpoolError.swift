@@ -1,6 +1,10 @@
 /// Spool-level errors an operator can act on.
 public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSpool(String)
+    /// The spool folder could not be made (its parent is missing, read-only, not ours).
+    case cannotCreate(path: String, reason: String)
+    /// The spool is there but cannot be written (a read-only mount, another user's folder).
+    case notWritable(path: String, cause: String)
     case notAFolder(String)
     case alreadyRunning(path: String, pid: String)
     case noSuchItem(String)
@@ -9,6 +13,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .noSpool(let path): "no spool at \(path) (run a command without it to create one, or check --spool)"
+        case .cannotCreate(let path, let reason): "cannot create the spool \(path): \(reason)"
+        case .notWritable(let path, let cause):
+            "cannot write to \(path): \(cause); check that its file system is mounted read-write and that this user may write there"
         case .notAFolder(let path): "\(path) is not a folder (it may be a symbolic link); fix the spool layout by hand"
         case .alreadyRunning(let path, let pid):
             "another spoold (pid \(pid)) is already working on \(path); stop it first, or use another --spool"

@@ -12,7 +12,11 @@ public final class SpoolLock {
     /// Takes the lock or throws `SpoolError.alreadyRunning` naming the holder's pid.
     public init(spool: Spool) throws {
         fs = spool.fs
-        fd = try fs.open(SpoolFolder.lockFileName, relativeTo: spool.root, flags: [.readWrite, .create], mode: 0o600)
+        do {
+            fd = try fs.open(SpoolFolder.lockFileName, relativeTo: spool.root, flags: [.readWrite, .create], mode: 0o600)
+        } catch {
+            throw spool.explained(error)
+        }
         guard try fs.lock(fd, exclusive: true, wait: false) else {
             let holder = (try? fs.readAll(fd, limit: 64)).flatMap { $0 }.map { String(decoding: $0, as: UTF8.self) }
             fs.close(fd)

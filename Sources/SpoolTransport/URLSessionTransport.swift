@@ -191,6 +191,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
+        // Without it, Foundation on Linux sends "spoold (unknown version)"; a --header wins.
+        urlRequest.setValue(SpooldVersion.userAgent, forHTTPHeaderField: "User-Agent")
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")

@@ -97,4 +97,45 @@ final class CommandTests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("no spool at"), missing.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: spool.root + "/nope"))
     }
+
+    func testSpoolWithAMissingParent_isNamedAsSuch_andNothingIsCreated() throws {
+        let spool = try TestSpool(self)
+        let path = spool.root + "/missing/parent/spool"
+        for command in [["drain", "--url", "http://127.0.0.1:1/"], ["enqueue", "/etc/hostname"]] {
+            let result = try SpooldProcess.run(command + ["--spool", path])
+            XCTAssertEqual(result.exitCode, 3, result.stderr)
+            XCTAssertTrue(
+                result.stderr.contains("cannot create the spool \(path): its parent folder \(spool.root)/missing/parent does not exist"),
+                result.stderr)
+            XCTAssertFalse(result.stderr.contains("no spool at"), result.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: spool.root + "/missing"))
+    }
+
+    func testHelp_marksRepeatableOptionsOnce() throws {
+        for command in ["run", "drain", "enqueue"] {
+            let help = try SpooldProcess.run([command, "--help"]).stdout
+            let flat = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            XCTAssertFalse(flat.contains("(repeatable) (repeatable)"), "\(command):\n\(help)")
+            if command != "enqueue" {
+                XCTAssertTrue(flat.contains("never stored or logged. (repeatable)"), "\(command):\n\(help)")
+            }
+        }
+    }
+
+    func testLs_emptySpool_saysSo_andJSONIsAnEmptyArray() throws {
+        let spool = try TestSpool(self)
+        let src = spool.root + "/gone.txt"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: src))
+        let id = try XCTUnwrap(SpooldProcess.run(["enqueue", "--spool", spool.path, src]).lines.first)
+        XCTAssertEqual(try SpooldProcess.run(["purge", "--spool", spool.path, id]).exitCode, 0)
+
+        let text = try SpooldProcess.run(["ls", "--spool", spool.path])
+        XCTAssertEqual(text.exitCode, 0)
+        XCTAssertEqual(text.stdout, "no items in pending/, inflight/, failed/\n")
+        let failed = try SpooldProcess.run(["ls", "failed", "--spool", spool.path])
+        XCTAssertEqual(failed.stdout, "no items in failed/\n")
+        let json = try SpooldProcess.run(["ls", "--json", "--spool", spool.path])
+        XCTAssertEqual(json.stdout, "[]\n")
+    }
 }

@@ -107,4 +107,30 @@ final class DiskFullTests: XCTestCase {
             XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: "\(spool)/\(folder)"), [], "\(folder)/ is empty")
         }
     }
+
+    func testReadOnlySpool_enqueueAndDrainNameTheCauseAndThePath() throws {
+        let small = try smallFileSystem()
+        let spool = small + "/spool"
+        let source = try TestSpool(self).root + "/note.txt"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: source))
+        XCTAssertEqual(try SpooldProcess.run(["enqueue", "--spool", spool, source]).exitCode, 0)
+        let remount = Process()
+        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        remount.arguments = ["-o", "remount,ro", small]
+        try remount.run()
+        remount.waitUntilExit()
+        XCTAssertEqual(remount.terminationStatus, 0)
+
+        let enqueue = try SpooldProcess.run(["enqueue", "--spool", spool, source])
+        let drain = try SpooldProcess.run(["drain", "--spool", spool, "--url", "http://127.0.0.1:1/"])
+        let create = try SpooldProcess.run(["enqueue", "--spool", small + "/new", source])
+
+        for result in [enqueue, drain] {
+            XCTAssertEqual(result.exitCode, 3)
+            XCTAssertTrue(result.stderr.contains("cannot write to \(spool): Read-only file system (EROFS)"), result.stderr)
+            XCTAssertFalse(result.stderr.contains("unlink") || result.stderr.contains("open "), "no internal call: \(result.stderr)")
+        }
+        XCTAssertEqual(create.exitCode, 3)
+        XCTAssertTrue(create.stderr.contains("cannot create the spool \(small)/new: Read-only file system (EROFS)"), create.stderr)
+    }
 }

@@ -185,6 +185,18 @@ final class DrainTests: XCTestCase {
         }
     }
 
+    func testRequests_carryTheVersionThatSpooldVersionPrints_inTheirUserAgent() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        try spool.drop("ua.txt", [1])
+        let version = try SpooldProcess.run(["--version"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(version.hasPrefix("spoold "), version)
+
+        XCTAssertEqual(try drain(spool, receiver).exitCode, 0)
+
+        XCTAssertEqual(receiver.requests.first?.header("User-Agent"), "spoold/" + version.dropFirst("spoold ".count))
+    }
+
     // MARK: - Stopped before the end (exit 5)
 
     func testDrain_stoppedBySIGTERMWithItemsLeft_exitsFive_andSaysWhatRemains() throws {
