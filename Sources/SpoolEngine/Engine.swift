@@ -78,8 +78,8 @@ public final class Engine {
     }
 
     /// Asks the loop to stop: the first request stops new work and lets uploads finish; the
-    /// second cancels them and hands their attempts back. Safe from any thread. Reaching
-    /// `maximumRunSeconds` is a first request, and the end of the grace after it a second.
+    /// second cancels them and hands their attempts back. Safe from any thread. `drain
+    /// --max-time` does the same by itself: it stops at the deadline and cancels after the grace.
     public func requestStop() { inbox.requestStop() }
 
     /// A stop handle for signal handlers, usable from any thread.
@@ -92,11 +92,12 @@ public final class Engine {
 
     /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did.
     public func run() throws -> RunSummary {
+        // Counted from the start: recovery of a large spool is part of the time allowed.
+        runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
         try recover()
         incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming")
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
-        runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
         while true {
             let now = clock.now()
             noteStop(now: now)
