@@ -61,7 +61,7 @@ struct DaemonCommand {
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
                            help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix. (repeatable)"),
                 OptionSpec("settle", valueName: "SECONDS",
-                           help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
+                           help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),

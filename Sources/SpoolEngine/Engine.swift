@@ -24,20 +24,34 @@ public final class Engine {
     var summary = RunSummary()
     var idGenerator: ItemIDGenerator
 
-    /// incoming/ names announced by inotify (close-write, moved-to): taken at once.
+    /// incoming/ names to take in the next ingest: announced by close-write, renamed in with no
+    /// writer, or found by a scan and judged complete (`Engine.considerScanned`).
     var incomingAnnounced = Set<String>()
-    /// incoming/ names found by a scan and still too young to be trusted complete.
-    var incomingSettling = Set<String>()
+    /// incoming/ names not yet trusted complete (too young, or still open for writing), with
+    /// when to look at each again.
+    var incomingSettling: [String: Timestamp] = [:]
+    /// The last size and mtime seen of files whose writers cannot be asked about (no lease):
+    /// the fallback rule takes such a file once they stay the same for `--settle` seconds.
+    var incomingLooks: [String: IncomingLook] = [:]
+    /// The lease fallback was announced in the log (once per daemon).
+    var reportedLeaseFallback = false
     /// Names reported once as unusable (symlinks, FIFOs, folders...), so the log is not flooded.
     var reportedNames = Set<String>()
     var nextRescan: Timestamp
-    var nextSettleCheck: Timestamp?
 
     let watcher: InotifyWatcher
     var incomingWatch: Int32 = -1
     var pendingWatch: Int32 = -1
 
     let inbox: CompletionInbox
+
+    /// A file in incoming/ as last seen, for the fallback rule when no lease can be taken.
+    struct IncomingLook: Equatable {
+        var size: Int64
+        var modifiedMilliseconds: Int64
+        /// When this size and mtime were first seen.
+        var since: Timestamp
+    }
 
     /// An upload in progress: what it was started with, to finish its record.
     struct Upload {

@@ -12,6 +12,8 @@ public final class InotifyWatcher: @unchecked Sendable {
 
     /// A writer finished (close-write) or a file was renamed in (moved-to): the Maildir events.
     public static let arrivals = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
+    /// A writer closed the file (`IN_CLOSE_WRITE`).
+    public static let closeWrite = UInt32(IN_CLOSE_WRITE)
 
     public let fd: Int32
 

@@ -161,6 +161,22 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    public func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck {
+        _ = PosixFileSystem.leaseBreakSignalIgnored
+        let fd = try open(name, relativeTo: directory, flags: [.readOnly, .nonBlocking], mode: 0)
+        defer { close(fd) }
+        guard retrying({ spoold_take_read_lease(fd.rawValue) }) == 0 else {
+            let code = errno
+            return code == EAGAIN || code == EWOULDBLOCK ? .openForWriting : .unknown(errno: code)
+        }
+        _ = spoold_release_lease(fd.rawValue)
+        return .noWriter
+    }
+
+    /// A writer opening the file while we hold the lease makes the kernel signal us (SIGIO, whose
+    /// default action ends the process). We give the lease back at once, so the signal is ignored.
+    private static let leaseBreakSignalIgnored: Void = { _ = signal(SIGIO, SIG_IGN) }()
+
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
         let r = lseek(fd.rawValue, 0, SEEK_END)
         guard r >= 0 else { throw SystemError("lseek", path: "fd \(fd.rawValue)", code: errno) }

@@ -1,0 +1,117 @@
+import Foundation
+import UploadReceiver
+import XCTest
+
+/// What producers do to incoming/, through the real binary on its default `--settle`: writers that
+/// keep a file open, files written in place, folders.
+final class IncomingTests: XCTestCase {
+    private func startReceiver() throws -> UploadReceiver {
+        let receiver = UploadReceiver(script: .always(201))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        return receiver
+    }
+
+    private func startDaemon(_ spool: TestSpool, _ receiver: UploadReceiver, _ extra: [String] = []) throws -> SpooldProcess {
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "-v"] + extra)
+        addTeardownBlock { daemon.signal(SIGKILL) }
+        return daemon
+    }
+
+    private func stop(_ daemon: SpooldProcess) throws {
+        daemon.signal(SIGTERM)
+        let result = try daemon.wait(timeout: 30)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+    }
+
+    func testRun_fileHeldOpenForWritingWithOldMtime_waitsForItsWriterToClose() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let bytes = Array("time,value\n1,2\n3,4\n5,67\n".utf8)
+        XCTAssertEqual(bytes.count, 24)
+        // A writer that wrote a header and paused long ago: its mtime is far past --settle.
+        let writer = open(spool.incoming + "/reading.csv", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        defer { close(writer) }
+        XCTAssertEqual(write(writer, bytes, 12), 12)
+        XCTAssertEqual(setModificationTime(fd: writer, secondsAgo: 60), 0)
+        // A complete file beside it, also old: its upload shows the start-up scan has been made.
+        try spool.drop("marker.txt", [1, 2, 3])
+        XCTAssertEqual(setModificationTime(path: spool.incoming + "/marker.txt", secondsAgo: 60), 0)
+
+        let daemon = try startDaemon(spool, receiver)
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 30), daemon.readErr())
+        XCTAssertEqual(receiver.requests.map(\.target), ["/up/marker.txt"])
+        // The start-up scan found it held, and so does the next look --settle (2 s) later.
+        XCTAssertTrue(waitUntil(timeout: 30) { daemon.readErr().components(separatedBy: "reading.csv is still open for writing").count >= 3 },
+                      daemon.readErr())
+        XCTAssertEqual(receiver.requests.count, 1)
+        XCTAssertEqual(spool.files(in: "incoming"), ["reading.csv"])
+
+        XCTAssertEqual(bytes[12...].withUnsafeBytes { write(writer, $0.baseAddress, 12) }, 12)
+        XCTAssertEqual(close(writer), 0)
+        XCTAssertTrue(receiver.waitForRequests(count: 2, timeout: 30), daemon.readErr())
+        let reading = try XCTUnwrap(receiver.requests.first { $0.target == "/up/reading.csv" })
+        XCTAssertEqual(reading.body, bytes, "every byte the writer wrote, not the first part")
+        try stop(daemon)
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
+    func testRun_fileRenamedInWhileStillOpenForWriting_waitsForItsWriterToClose() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let daemon = try startDaemon(spool, receiver)
+        try spool.drop("marker.txt", [1])
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 30), daemon.readErr())
+        // Renamed in first, written after: the rename alone does not make it complete.
+        let staging = spool.incoming + "/.late.bin.part"
+        let writer = open(staging, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        XCTAssertEqual(rename(staging, spool.incoming + "/late.bin"), 0)
+        XCTAssertTrue(waitUntil(timeout: 30) { daemon.readErr().contains("late.bin was renamed in but is still open for writing") },
+                      daemon.readErr())
+        let bytes = payload(100_000, seed: 9)
+        XCTAssertEqual(bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }, bytes.count)
+        XCTAssertEqual(close(writer), 0)
+        XCTAssertTrue(receiver.waitForRequests(count: 2, timeout: 30), daemon.readErr())
+        XCTAssertEqual(receiver.requests.first { $0.target == "/up/late.bin" }?.body, bytes)
+        try stop(daemon)
+    }
+
+    func testDrain_defaultSettle_fileWrittenInPlaceBeforeStart_isTakenOnceSettled() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let bytes = payload(5000, seed: 3)
+        // Written in place and closed before the daemon runs: no inotify event will announce it.
+        let started = Date()
+        try Data(bytes).write(to: URL(fileURLWithPath: spool.incoming + "/in-place.dat"))
+        let result = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/"])
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.map(\.target), ["/up/in-place.dat"])
+        XCTAssertEqual(receiver.requests.first?.body, bytes)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.9, "taken only once its mtime is --settle (2 s) old")
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
+    // MARK: Helpers
+
+    private func setModificationTime(fd: Int32, secondsAgo: Int) -> Int32 {
+        var times = [timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0), timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0)]
+        return futimens(fd, &times)
+    }
+
+    private func setModificationTime(path: String, secondsAgo: Int) -> Int32 {
+        var times = [timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0), timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0)]
+        return utimensat(AT_FDCWD, path, &times, 0)
+    }
+
+    /// Checks `condition` every 20 ms until it holds or `timeout` passes (for what only the log shows).
+    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+}
