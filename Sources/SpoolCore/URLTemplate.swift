@@ -1,18 +1,28 @@
 /// Turns `--url` into the URL for one item.
 ///
-/// A URL ending in `/` gets the item's original name appended, percent-encoded; `{name}` and
-/// `{id}` are substituted (the name percent-encoded as one path segment).
+/// A URL ending in `/` gets the item's original name appended; `{name}` and `{id}` are
+/// substituted. The name is a path below incoming/ (`2026-11-23/cam7/fox.jpg`): each segment is
+/// percent-encoded and the slashes are kept.
 public struct URLTemplate: Equatable, Sendable {
     public let template: String
 
     public init(_ template: String) { self.template = template }
 
     public func url(id: ItemID, originalName: String) -> String {
-        let name = URLTemplate.encodePathSegment(originalName)
+        let name = URLTemplate.encodePath(originalName)
         if template.contains("{name}") || template.contains("{id}") {
             return template.replacingAll("{name}", with: name).replacingAll("{id}", with: id.rawValue)
         }
         return template.hasSuffix("/") ? template + name : template
+    }
+
+    /// Each `/`-separated segment encoded by `encodePathSegment`, the slashes kept. A `.` or `..`
+    /// segment (never made by spoold, but a json can be edited) is encoded too, so no name can
+    /// climb out of the URL's path.
+    public static func encodePath(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment == "." || segment == ".." ? String(repeating: "%2E", count: segment.count) : encodePathSegment(String(segment))
+        }.joined(separator: "/")
     }
 
     /// RFC 3986 unreserved characters stay; every other byte of the UTF-8 becomes `%XX`.

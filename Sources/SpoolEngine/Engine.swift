@@ -41,6 +41,11 @@ public final class Engine {
 
     let watcher: InotifyWatcher
     var incomingWatch: Int32 = -1
+    /// The watched folders of incoming/ by watch descriptor: `""` for incoming/ itself, then
+    /// paths below it (`2026-11-23/cam7`).
+    var incomingFolders: [Int32: String] = [:]
+    /// A folder could not be watched (the inotify watch limit): said once.
+    var reportedWatchLimit = false
     var pendingWatch: Int32 = -1
 
     let inbox: CompletionInbox
@@ -99,7 +104,8 @@ public final class Engine {
     /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did.
     public func run() throws -> RunSummary {
         try recover()
-        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming")
+        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
+        incomingFolders[incomingWatch] = ""
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
         var cancelled = false

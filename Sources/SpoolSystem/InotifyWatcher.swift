@@ -8,12 +8,25 @@ public final class InotifyWatcher: @unchecked Sendable {
         public var mask: UInt32
         /// The kernel dropped events: the caller must rescan.
         public var overflowed: Bool { mask & UInt32(IN_Q_OVERFLOW) != 0 }
+        /// The name is a folder (`IN_ISDIR`).
+        public var isFolder: Bool { mask & UInt32(IN_ISDIR) != 0 }
+        public func has(_ bits: UInt32) -> Bool { mask & bits != 0 }
     }
 
     /// A writer finished (close-write) or a file was renamed in (moved-to): the Maildir events.
     public static let arrivals = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
     /// A writer closed the file (`IN_CLOSE_WRITE`).
     public static let closeWrite = UInt32(IN_CLOSE_WRITE)
+    public static let created = UInt32(IN_CREATE)
+    public static let movedFrom = UInt32(IN_MOVED_FROM)
+    public static let movedTo = UInt32(IN_MOVED_TO)
+    /// The watched folder itself was removed or renamed (`IN_DELETE_SELF`, `IN_MOVE_SELF`).
+    public static let folderGone = UInt32(IN_DELETE_SELF | IN_MOVE_SELF)
+    /// The watch is gone (`IN_IGNORED`): its folder was removed, or `unwatch` was called.
+    public static let watchRemoved = UInt32(IN_IGNORED)
+    /// incoming/ and each of its subfolders: arrivals, new subfolders, names leaving, and the
+    /// folder itself going away.
+    public static let incomingFolder = arrivals | created | movedFrom | folderGone
 
     public let fd: Int32
 
@@ -31,6 +44,9 @@ public final class InotifyWatcher: @unchecked Sendable {
         guard wd >= 0 else { throw SystemError("inotify_add_watch", path: label, code: errno) }
         return wd
     }
+
+    /// `inotify_rm_watch(2)`; a watch already gone is fine.
+    public func unwatch(_ wd: Int32) { _ = inotify_rm_watch(fd, wd) }
 
     /// Everything queued now; empty when nothing is.
     public func readEvents() -> [Event] {

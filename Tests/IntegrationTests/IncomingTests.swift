@@ -115,3 +115,89 @@ final class IncomingTests: XCTestCase {
         return condition()
     }
 }
+
+/// Subfolders of incoming/: walked, watched, named by their path.
+final class IncomingFolderTests: XCTestCase {
+    private func startReceiver() throws -> UploadReceiver {
+        let receiver = UploadReceiver(script: .always(201))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        return receiver
+    }
+
+    /// Writes a file in place and backdates it, as `tar -x` or `rsync -a` leave them.
+    private func place(_ spool: TestSpool, _ path: String, _ bytes: [UInt8]) throws {
+        let full = spool.incoming + "/" + path
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: full))
+        var times = [timespec(tv_sec: time(nil) - 60, tv_nsec: 0), timespec(tv_sec: time(nil) - 60, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, full, &times, 0), 0)
+    }
+
+    func testDrain_filesInSubfolders_uploadedUnderTheirPath_dotAndLinkedFoldersLeftAlone() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let files: [(String, [UInt8])] = [
+            ("top.txt", [1]), ("2026-11-23/cam7/fox.jpg", payload(3000, seed: 1)), ("a/b c/d;e.txt", payload(10, seed: 2)),
+        ]
+        try place(spool, "2026-11-23/cam7/fox.jpg.meta.json", Array(#"{"headers":{"X-Camera":"7"}}"#.utf8))
+        for (path, bytes) in files { try place(spool, path, bytes) }
+        try place(spool, ".wip/half.txt", [9])          // a dot-folder is a writer's work in progress
+        try place(spool, "day/.partial/half.txt", [9])  // at any depth
+        let outside = spool.root + "/outside"
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Data([7]).write(to: URL(fileURLWithPath: outside + "/secret.txt"))
+        XCTAssertEqual(symlink(outside, spool.incoming + "/linked"), 0)
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--keep-done"])
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(Set(receiver.requests.map(\.target)),
+                       ["/up/top.txt", "/up/2026-11-23/cam7/fox.jpg", "/up/a/b%20c/d%3Be.txt"])
+        for (path, bytes) in files {
+            XCTAssertEqual(receiver.requests.first { percentDecode($0.target) == "/up/" + path }?.body, bytes, path)
+        }
+        XCTAssertEqual(receiver.requests.first { $0.target.hasSuffix("fox.jpg") }?.header("X-Camera"), "7", "its sidecar")
+        XCTAssertEqual(spool.files(in: "incoming/2026-11-23/cam7"), [], "the sidecar is consumed with its file")
+        let names = try spool.files(in: "done").filter { $0.hasSuffix(".json") }.map { try spool.json("done/" + $0)["originalName"] as? String }
+        XCTAssertEqual(Set(names.compactMap { $0 }), Set(files.map(\.0)))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.incoming + "/.wip/half.txt"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.incoming + "/day/.partial/half.txt"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: outside + "/secret.txt"), "a symlinked folder is never followed")
+        // Emptied folders stay: a producer may still be writing into them.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.incoming + "/2026-11-23/cam7"))
+
+        // `status` counts what the daemon would take: subfolders in, dot-folders and links out.
+        try place(spool, "later/one.txt", [1, 2])
+        try place(spool, "later/deeper/two.txt", [3, 4, 5])
+        let status = try SpooldProcess.run(["status", "--spool", spool.path, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any], status.stderr)
+        XCTAssertEqual((object["incoming"] as? [String: Any])?["count"] as? Int, 2, status.stdout)
+        XCTAssertEqual((object["incoming"] as? [String: Any])?["bytes"] as? Int, 5, status.stdout)
+    }
+
+    func testRun_foldersMadeOrRenamedInWhileRunning_areWatchedAndTaken() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/in/{name}"])
+        addTeardownBlock { daemon.signal(SIGKILL) }
+        try spool.drop("ready.txt", [0])
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 30), daemon.readErr())
+
+        // mkdir -p, then files dropped the Maildir way and written in place, at two depths.
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/day/cam7", withIntermediateDirectories: true)
+        try spool.drop("day/cam7/fox.jpg", [1, 2])
+        try Data([3]).write(to: URL(fileURLWithPath: spool.incoming + "/day/note.txt"))
+        // A whole tree built under a dot-name, then renamed in (tar -x into a staging folder).
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/.batch/x", withIntermediateDirectories: true)
+        try Data([4]).write(to: URL(fileURLWithPath: spool.incoming + "/.batch/x/one.bin"))
+        try Data([5]).write(to: URL(fileURLWithPath: spool.incoming + "/.batch/two.bin"))
+        XCTAssertEqual(rename(spool.incoming + "/.batch", spool.incoming + "/batch"), 0)
+
+        XCTAssertTrue(receiver.waitForRequests(count: 5, timeout: 30), daemon.readErr())
+        XCTAssertEqual(Set(receiver.requests.map(\.target)),
+                       ["/in/ready.txt", "/in/day/cam7/fox.jpg", "/in/day/note.txt", "/in/batch/x/one.bin", "/in/batch/two.bin"])
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
+    }
+}
