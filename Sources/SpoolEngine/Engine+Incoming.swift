@@ -19,10 +19,17 @@ extension Engine {
                       items[name.id] == nil
             {
                 adopt(name, now: now)
+            } else if event.watch == rootWatch && event.name == SpoolFolder.incoming.rawValue {
+                incomingMayBeReplaced = true
             }
+        }
+        if incomingMayBeReplaced {
+            incomingMayBeReplaced = false
+            try watchIncomingAgainIfReplaced(now: now)
         }
         if rescan || now >= nextRescan {
             if rescan { log.warning("inotify queue overflowed; rescanning incoming/ and pending/") }
+            try watchIncomingAgainIfReplaced(now: now)
             try scanIncoming(now: now)
             try scanPending(now: now)
             nextRescan = now.adding(seconds: configuration.rescanSeconds)
@@ -30,7 +37,27 @@ extension Engine {
         if let check = nextSettleCheck, check <= now { recheckSettling(now: now) }
     }
 
+    /// incoming/ was replaced (removed and made again, or another folder moved in; noticed by
+    /// its watch, the spool root's, or the rescan comparing inodes): the new one is opened,
+    /// watched and scanned, and what was known of the old one is forgotten.
+    func watchIncomingAgainIfReplaced(now: Timestamp) throws {
+        guard try spool.reopenIncomingIfReplaced() else { return }
+        log.warning("incoming/ was replaced (removed and made again, or another folder moved in); watching the new one")
+        for wd in incomingFolders.keys { watcher.unwatch(wd) }
+        incomingFolders.removeAll()
+        incomingAnnounced.removeAll()
+        incomingSettling.removeAll()
+        incomingLooks.removeAll()
+        reportedNames.removeAll()
+        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
+        incomingFolders[incomingWatch] = ""
+        try scanIncoming(now: now)
+    }
+
     private func takeIncomingEvent(_ event: InotifyWatcher.Event, in folder: String, now: Timestamp) {
+        if event.watch == incomingWatch && (event.has(InotifyWatcher.folderGone) || event.has(InotifyWatcher.watchRemoved)) {
+            incomingMayBeReplaced = true
+        }
         if event.has(InotifyWatcher.watchRemoved) {
             incomingFolders[event.watch] = nil
             return

@@ -46,7 +46,11 @@ public final class Engine {
     var incomingFolders: [Int32: String] = [:]
     /// A folder could not be watched (the inotify watch limit): said once.
     var reportedWatchLimit = false
+    /// An event said incoming/ itself went away or a new one appeared: checked after the batch.
+    var incomingMayBeReplaced = false
     var pendingWatch: Int32 = -1
+    /// The spool root, watched for a new incoming/ (removed and made again, or moved in).
+    var rootWatch: Int32 = -1
 
     let inbox: CompletionInbox
 
@@ -106,6 +110,7 @@ public final class Engine {
         try recover()
         incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
         incomingFolders[incomingWatch] = ""
+        rootWatch = try watcher.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
         var cancelled = false

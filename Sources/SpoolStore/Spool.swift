@@ -15,7 +15,8 @@ public final class Spool {
     public let root: FileDescriptor
     public let index: IndexFile
     private let reaper: FileReaper
-    private let folders: [SpoolFolder: FileDescriptor]
+    /// One descriptor per folder; incoming/'s is replaced when the folder is (`reopenIncomingIfReplaced`).
+    private var folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
 
     /// Opens a spool, creating its layout on first use.
@@ -62,6 +63,23 @@ public final class Spool {
     public func descriptor(_ folder: SpoolFolder) -> FileDescriptor {
         guard let fd = folders[folder] else { preconditionFailure("folder \(folder) not open") }
         return fd
+    }
+
+    /// Opens incoming/ again when the folder now at `SPOOL/incoming` is not the one held open (it
+    /// was removed and made again, or another folder was moved in): producers drop files into the
+    /// new one. Returns whether it changed; false too while there is no folder there (a symlink
+    /// or a file in its place is not taken).
+    public func reopenIncomingIfReplaced() throws -> Bool {
+        let held = try fs.status(of: descriptor(.incoming))
+        guard let now = try? fs.status(of: SpoolFolder.incoming.rawValue, in: root), now.type == .directory,
+              now.device != held.device || now.inode != held.inode
+        else { return false }
+        let fresh: FileDescriptor
+        do { fresh = try fs.open(SpoolFolder.incoming.rawValue, relativeTo: root, flags: [.directory], mode: 0) }
+        catch let e as SystemError where e.isNotFound || e.code == ELOOP || e.code == ENOTDIR { return false }
+        fs.close(descriptor(.incoming))
+        folders[.incoming] = fresh
+        return true
     }
 
     /// `SPOOL/<folder>/<name>`, for messages and for URLSession's file URL.

@@ -201,3 +201,39 @@ final class IncomingFolderTests: XCTestCase {
         XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
     }
 }
+
+/// incoming/ itself replaced under a running daemon.
+final class IncomingReplacedTests: XCTestCase {
+    func testRun_incomingRemovedAndMadeAgainOrMovedIn_theNewFolderIsWatched() throws {
+        let receiver = UploadReceiver(script: .always(201))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/"])
+        addTeardownBlock { daemon.signal(SIGKILL) }
+        try spool.drop("first.txt", [1])
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 30), daemon.readErr())
+
+        // Moved away and made again.
+        XCTAssertEqual(rename(spool.incoming, spool.path + "/incoming.old"), 0)
+        XCTAssertEqual(mkdir(spool.incoming, 0o755), 0)
+        try spool.drop("second.txt", [2])
+        XCTAssertTrue(receiver.waitForRequests(count: 2, timeout: 30), daemon.readErr())
+
+        // Removed, and another folder (already holding a complete, old file) moved in.
+        let fresh = spool.root + "/fresh"
+        XCTAssertEqual(mkdir(fresh, 0o755), 0)
+        try Data([3]).write(to: URL(fileURLWithPath: fresh + "/third.txt"))
+        var times = [timespec(tv_sec: time(nil) - 60, tv_nsec: 0), timespec(tv_sec: time(nil) - 60, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, fresh + "/third.txt", &times, 0), 0)
+        try FileManager.default.removeItem(atPath: spool.incoming)
+        XCTAssertEqual(rename(fresh, spool.incoming), 0)
+        try spool.drop("fourth.txt", [4])
+        XCTAssertTrue(receiver.waitForRequests(count: 4, timeout: 30), daemon.readErr())
+
+        XCTAssertEqual(Set(receiver.requests.map(\.target)), ["/up/first.txt", "/up/second.txt", "/up/third.txt", "/up/fourth.txt"])
+        XCTAssertTrue(daemon.readErr().contains("incoming/ was replaced"), daemon.readErr())
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
+    }
+}
