@@ -279,10 +279,11 @@ extension Engine {
             if reportedNames.contains(name) { continue }
             // The path below incoming/ is the original name; the id's hint and the guessed type
             // come from its last component.
-            let leaf = IncomingFile(path: name).name
+            let leaf = FileName.display(IncomingFile(path: name).name)
             let id = idGenerator.next(at: now, originalName: leaf)
             var metadata = ItemMetadata(
                 id: id, originalName: name, size: 0, contentType: ContentType.guess(forFileName: leaf), createdAt: now)
+            metadata.setOriginalName(name)  // a name that is not UTF-8 keeps its bytes
             var state = ItemState.pending
             let sidecarName = name + SpoolFolder.sidecarSuffix
             do {

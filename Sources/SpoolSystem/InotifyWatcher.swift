@@ -62,7 +62,7 @@ public final class InotifyWatcher: @unchecked Sendable {
                 let header = buffer.load(fromByteOffset: offset, as: inotify_event.self)
                 let nameStart = offset + MemoryLayout<inotify_event>.size
                 let nameBytes = UnsafeRawBufferPointer(start: buffer + nameStart, count: Int(header.len))
-                let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                let name = FileName.decode(nameBytes.prefix(while: { $0 != 0 }))
                 events.append(Event(watch: header.wd, name: name, mask: header.mask))
                 offset = nameStart + Int(header.len)
             }

@@ -237,3 +237,34 @@ final class IncomingReplacedTests: XCTestCase {
         XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
     }
 }
+
+/// A name in incoming/ that is not valid UTF-8 (a Latin-1 producer) is taken like any other.
+final class IncomingOddNameTests: XCTestCase {
+    func testDrain_nameNotValidUTF8_isTaken_bytesKeptInTheJSONAndTheURL() throws {
+        let receiver = UploadReceiver(script: .always(201))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/cam", withIntermediateDirectories: true)
+        let name: [UInt8] = Array("cam/caf".utf8) + [0xE9] + Array(".txt".utf8)
+        let path = Array((spool.incoming + "/").utf8) + name
+        let fd = (path.map { CChar(bitPattern: $0) } + [0]).withUnsafeBufferPointer {
+            open($0.baseAddress!, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(write(fd, [UInt8]([1, 2, 3]), 3), 3)
+        XCTAssertEqual(close(fd), 0)
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--keep-done", "--settle", "0"])
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.map(\.target), ["/up/cam/caf%E9.txt"], "the name's own bytes, percent-encoded")
+        XCTAssertEqual(receiver.requests.first?.body, [1, 2, 3])
+        let json = try XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") })
+        XCTAssertTrue(json.hasSuffix("-caf_xE9.txt.a1.json"), json)
+        let metadata = try spool.json("done/" + json)
+        XCTAssertEqual(metadata["originalName"] as? String, "cam/caf\\xE9.txt")
+        XCTAssertEqual((metadata["originalNameBytes"] as? String).flatMap { Data(base64Encoded: $0) }, Data(name))
+        XCTAssertEqual(spool.files(in: "incoming/cam"), [])
+    }
+}
