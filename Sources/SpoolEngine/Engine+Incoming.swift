@@ -92,7 +92,10 @@ extension Engine {
         var present = Set<String>()
         try spool.walkIncoming(
             entering: { path, fd in watchFolder(path, fd) },
-            skipped: { path, error in skippedFolder(path, error) },
+            skipped: { path, error in
+                present.insert(path)  // still there: reported once, not at every rescan
+                skippedFolder(path, error)
+            },
             visit: { folder, fd, entries in considerEntries(entries, in: folder, fd, renamedIn: false, present: &present, now: now) })
         reportedNames.formIntersection(present)
         incomingLooks = incomingLooks.filter { present.contains($0.key) }
