@@ -129,8 +129,8 @@ extension Engine {
         }
     }
 
-    /// Watches a folder of incoming/ (again: a folder renamed inside incoming/ keeps its watch
-    /// under its new path). When the kernel's limit on watches is reached, says so once: files in
+    /// Watches a folder of incoming/ (watching it again, at a rescan, returns the same watch and
+    /// refreshes its path). When the kernel's limit on watches is reached, says so once: files in
     /// folders not watched are still found by the periodic rescan.
     private func watchFolder(_ path: String, _ fd: FileDescriptor) {
         do {
