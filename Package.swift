@@ -2,7 +2,7 @@
 // The package is the architecture map:
 //   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcome classes,
 //                   index record codec, recovery planning. Imports no I/O (not even Foundation).
-//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, inotify, flock);
+//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, leases, inotify, flock);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
 //   SpoolTransport  URLSession uploads and the wall clock.
@@ -25,7 +25,7 @@ let package = Package(
     targets: [
         // libm only: `rounded()` on Linux needs it when nothing else pulls in Glibc.
         .target(name: "SpoolCore", swiftSettings: swiftSettings, linkerSettings: [.linkedLibrary("m")]),
-        // The few libc calls Swift's Glibc module does not export (syncfs).
+        // The few libc calls Swift's Glibc module does not export (syncfs, the F_SETLEASE lease).
         .target(name: "CSpoolShims"),
         .target(name: "SpoolSystem", dependencies: ["CSpoolShims"], swiftSettings: swiftSettings),
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),

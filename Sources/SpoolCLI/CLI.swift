@@ -18,7 +18,7 @@ public enum CLI {
 
     static let footer = """
     The state of an item is the folder it sits in; its attempt count is in its file name:
-      SPOOL/incoming/  drop files here (write under a .dot-name, then rename)
+      SPOOL/incoming/  drop files here, or in folders below it (write under a .dot-name, then rename)
       SPOOL/pending/   <id>.a<N>.json + .blob, waiting (N = attempts made)
       SPOOL/inflight/  being uploaded
       SPOOL/failed/    gave up; the .json holds every attempt's error

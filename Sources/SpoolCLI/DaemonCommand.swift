@@ -39,7 +39,7 @@ struct DaemonCommand {
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original file name appended (percent-encoded); {name} and {id} are substituted.",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted.",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256).", defaultDescription: "4"),
@@ -67,7 +67,7 @@ struct DaemonCommand {
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
                            help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix."),
                 OptionSpec("settle", valueName: "SECONDS",
-                           help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
+                           help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),

@@ -8,8 +8,11 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
 
     public var version: Int
     public var id: String
-    /// The name the file had in `incoming/` or on the `enqueue` command line.
+    /// The name the file had on the `enqueue` command line, or its path below `incoming/`; for a
+    /// name that is not valid UTF-8, a readable form with each odd byte as `\xNN`.
     public var originalName: String
+    /// Only for a name that is not valid UTF-8: its exact bytes, base64 (the URL is made from them).
+    public var originalNameBytes: String?
     public var size: Int64
     public var contentType: String
     public var createdAt: String
@@ -42,6 +45,7 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
         self.failureReason = nil
         self.retriedAt = nil
         self.url = nil
+        self.originalNameBytes = nil
     }
 
     public var lastAttempt: AttemptRecord? { attempts.last }

@@ -6,55 +6,253 @@ extension Engine {
     /// Most files taken in one round, so uploads keep flowing while a big drop is ingested.
     static let ingestBatchLimit = 1024
 
-    /// Reads inotify: arrivals in incoming/ are taken at once; a json moved into pending/ by an
-    /// operator (`mv failed/* pending/`, `spoold retry`) is adopted.
+    /// Reads inotify: arrivals in incoming/ and its subfolders are taken at once; new subfolders
+    /// are watched and scanned; a json moved into pending/ by an operator (`mv failed/* pending/`,
+    /// `spoold retry`) is adopted.
     func takeWatcherEvents(now: Timestamp) throws {
         var rescan = false
         for event in watcher.readEvents() {
             if event.overflowed { rescan = true; continue }
-            if event.watch == incomingWatch {
-                if isCandidate(event.name) { incomingAnnounced.insert(event.name) }
+            if let folder = incomingFolders[event.watch] {
+                takeIncomingEvent(event, in: folder, now: now)
             } else if event.watch == pendingWatch, let name = ItemFileName(parsing: event.name), name.kind == .json,
                       items[name.id] == nil
             {
                 adopt(name, now: now)
+            } else if event.watch == rootWatch && event.name == SpoolFolder.incoming.rawValue {
+                incomingMayBeReplaced = true
             }
+        }
+        if incomingMayBeReplaced {
+            incomingMayBeReplaced = false
+            try watchIncomingAgainIfReplaced(now: now)
         }
         if rescan || now >= nextRescan {
             if rescan { log.warning("inotify queue overflowed; rescanning incoming/ and pending/") }
+            try watchIncomingAgainIfReplaced(now: now)
             try scanIncoming(now: now)
             try scanPending(now: now)
             nextRescan = now.adding(seconds: configuration.rescanSeconds)
         }
-        if let check = nextSettleCheck, check <= now { try scanIncoming(now: now) }
+        if let check = nextSettleCheck, check <= now { recheckSettling(now: now) }
     }
 
-    /// Files a writer may have been writing in place: taken only once they are older than the
-    /// settle time. Files announced by inotify (closed or renamed in) are taken at once.
-    func scanIncoming(now: Timestamp) throws {
+    /// incoming/ was replaced (removed and made again, or another folder moved in; noticed by
+    /// its watch, the spool root's, or the rescan comparing inodes): the new one is opened,
+    /// watched and scanned, and what was known of the old one is forgotten.
+    func watchIncomingAgainIfReplaced(now: Timestamp) throws {
+        guard try spool.reopenIncomingIfReplaced() else { return }
+        log.warning("incoming/ was replaced (removed and made again, or another folder moved in); watching the new one")
+        for wd in incomingFolders.keys { watcher.unwatch(wd) }
+        incomingFolders.removeAll()
+        incomingAnnounced.removeAll()
         incomingSettling.removeAll()
-        nextSettleCheck = nil
-        var present = Set<String>()
-        for entry in try spool.list(.incoming) where isCandidate(entry.name) {
-            present.insert(entry.name)
-            guard entry.type == .regular || entry.type == .unknown else {
-                reportOnce(entry.name, "incoming/\(entry.name) is not a regular file (\(entry.type)); left alone")
-                continue
-            }
-            guard let status = try? spool.fs.status(of: entry.name, in: spool.descriptor(.incoming)) else { continue }
-            guard status.type == .regular else {
-                reportOnce(entry.name, "incoming/\(entry.name) is not a regular file (\(status.type)); left alone")
-                continue
-            }
-            let settledAt = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds).adding(seconds: configuration.settleSeconds)
-            if settledAt <= now {
-                incomingAnnounced.insert(entry.name)
-            } else {
-                incomingSettling.insert(entry.name)
-                nextSettleCheck = min(nextSettleCheck ?? settledAt, settledAt)
-            }
+        incomingLooks.removeAll()
+        reportedNames.removeAll()
+        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
+        incomingFolders[incomingWatch] = ""
+        try scanIncoming(now: now)
+    }
+
+    private func takeIncomingEvent(_ event: InotifyWatcher.Event, in folder: String, now: Timestamp) {
+        if event.watch == incomingWatch && (event.has(InotifyWatcher.folderGone) || event.has(InotifyWatcher.watchRemoved)) {
+            incomingMayBeReplaced = true
         }
+        if event.has(InotifyWatcher.watchRemoved) {
+            incomingFolders[event.watch] = nil
+            return
+        }
+        if event.name.isEmpty { return }  // about the folder itself (removed or renamed): its IN_IGNORED follows
+        let path = folder.isEmpty ? event.name : folder + "/" + event.name
+        guard !Spool.isWorkInProgress(path) else { return }
+        if event.has(InotifyWatcher.movedFrom) {
+            if event.isFolder { forgetFolder(path) } else { forgetFile(path) }
+        } else if event.isFolder {
+            // A new subfolder: made in place (its files may still be written: settle rules), or
+            // renamed in whole (complete by the Maildir rule, like a file renamed in).
+            enterFolder(path, renamedIn: event.has(InotifyWatcher.movedTo), now: now)
+        } else if event.name.hasSuffix(SpoolFolder.sidecarSuffix) || event.has(InotifyWatcher.created) {
+            return  // sidecars travel with their file; a created file is announced by its close
+        } else if event.has(InotifyWatcher.closeWrite) {
+            take(path)  // each close of a writer is a complete file
+        } else {
+            considerRenamedIn(path, now: now)
+        }
+    }
+
+    /// When the earliest settling file is to be looked at again.
+    var nextSettleCheck: Timestamp? { incomingSettling.values.min() }
+
+    /// A held file is looked at again this often (close-write announces it sooner).
+    var heldFileRecheckSeconds: Double { max(configuration.settleSeconds, 1) }
+
+    /// Walks incoming/ and its subfolders, watching each folder before listing it, and judges
+    /// every file found (`considerScanned`).
+    func scanIncoming(now: Timestamp) throws {
+        var present = Set<String>()
+        try spool.walkIncoming(
+            entering: { path, fd in watchFolder(path, fd) },
+            skipped: { path, error in
+                present.insert(path)  // still there: reported once, not at every rescan
+                skippedFolder(path, error)
+            },
+            visit: { folder, fd, entries in considerEntries(entries, in: folder, fd, renamedIn: false, present: &present, now: now) })
         reportedNames.formIntersection(present)
+        incomingLooks = incomingLooks.filter { present.contains($0.key) }
+        incomingSettling = incomingSettling.filter { present.contains($0.key) }
+    }
+
+    /// A subfolder that appeared: watched first, then scanned, so nothing made in it is missed.
+    func enterFolder(_ path: String, renamedIn: Bool, now: Timestamp) {
+        var present = Set<String>()
+        try? spool.walkIncoming(
+            from: path,
+            entering: { path, fd in watchFolder(path, fd) },
+            skipped: { path, error in skippedFolder(path, error) },
+            visit: { folder, fd, entries in considerEntries(entries, in: folder, fd, renamedIn: renamedIn, present: &present, now: now) })
+    }
+
+    private func considerEntries(
+        _ entries: [DirectoryEntry], in folder: String, _ fd: FileDescriptor, renamedIn: Bool, present: inout Set<String>,
+        now: Timestamp
+    ) {
+        for entry in entries where !entry.name.hasPrefix(".") && !entry.name.hasSuffix(SpoolFolder.sidecarSuffix) {
+            let path = folder.isEmpty ? entry.name : folder + "/" + entry.name
+            if entry.type == .directory { continue }  // walked
+            present.insert(path)
+            guard entry.type == .regular || entry.type == .unknown else {
+                reportOnce(path, "incoming/\(path) is not a regular file (\(entry.type)); left alone")
+                continue
+            }
+            let file = IncomingFile(path: path, folder: fd, name: entry.name)
+            if renamedIn { considerRenamedIn(file, now: now) } else { considerScanned(file, now: now) }
+        }
+    }
+
+    /// Watches a folder of incoming/ (watching it again, at a rescan, returns the same watch and
+    /// refreshes its path). When the kernel's limit on watches is reached, says so once: files in
+    /// folders not watched are still found by the periodic rescan.
+    private func watchFolder(_ path: String, _ fd: FileDescriptor) {
+        do {
+            let wd = try watcher.watch(fd, label: "\(spool.path)/incoming/\(path)", mask: InotifyWatcher.incomingFolder)
+            incomingFolders[wd] = path
+        } catch let error as SystemError {
+            guard !reportedWatchLimit else { return }
+            reportedWatchLimit = true
+            let hint = error.isOutOfSpace ? " (raise fs.inotify.max_user_watches)" : ""
+            log.warning("""
+                cannot watch incoming/\(path): \(error)\(hint); files in folders that are not watched are found by \
+                the rescan every \(formatSeconds(configuration.rescanSeconds))
+                """)
+        } catch {}
+    }
+
+    private func skippedFolder(_ path: String, _ error: SystemError) {
+        guard !error.isNotFound else { return }  // removed meanwhile: a lost race
+        reportOnce(path, "incoming/\(path) is not a folder spoold can enter (\(error)); left alone")
+    }
+
+    /// A subfolder renamed away: its watches (and those below it) are dropped, its files forgotten.
+    private func forgetFolder(_ path: String) {
+        let prefix = path + "/"
+        for (wd, folder) in incomingFolders where folder == path || folder.hasPrefix(prefix) {
+            watcher.unwatch(wd)
+            incomingFolders[wd] = nil
+        }
+        incomingAnnounced = incomingAnnounced.filter { !$0.hasPrefix(prefix) }
+        incomingSettling = incomingSettling.filter { !$0.key.hasPrefix(prefix) }
+        incomingLooks = incomingLooks.filter { !$0.key.hasPrefix(prefix) }
+    }
+
+    private func forgetFile(_ path: String) {
+        incomingAnnounced.remove(path)
+        incomingSettling[path] = nil
+        incomingLooks[path] = nil
+    }
+
+    /// Looks again at the settling files whose time has come, without listing any folder.
+    func recheckSettling(now: Timestamp) {
+        for (path, at) in incomingSettling where at <= now { considerScanned(IncomingFile(path: path), now: now) }
+    }
+
+    /// A file found by a scan, not announced by inotify: its writer may still be writing it in
+    /// place. It is taken once its mtime is `--settle` old and no process holds it open for
+    /// writing (asked with a read lease). Where the lease cannot be taken (another user's file
+    /// without CAP_LEASE, a file system without leases), the fallback rule: its size and mtime
+    /// stay the same across two looks `--settle` apart.
+    func considerScanned(_ file: IncomingFile, now: Timestamp) {
+        let name = file.path
+        incomingSettling[name] = nil
+        guard let status = try? file.status(spool) else {
+            incomingLooks[name] = nil
+            return  // vanished: a lost race
+        }
+        guard status.type == .regular else {
+            reportOnce(name, "incoming/\(name) is not a regular file (\(status.type)); left alone")
+            return
+        }
+        let settledAt = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds).adding(seconds: configuration.settleSeconds)
+        guard settledAt <= now else {
+            incomingSettling[name] = settledAt
+            return
+        }
+        switch askWriters(file) {
+        case .noWriter:
+            take(name)
+        case .openForWriting:
+            log.debug("incoming/\(name) is still open for writing; waiting for its writer to close it")
+            incomingSettling[name] = now.adding(seconds: heldFileRecheckSeconds)
+        case .unknown:
+            let look = IncomingLook(size: status.size, modifiedMilliseconds: status.modifiedMilliseconds, since: now)
+            var previous = incomingLooks[name]
+            if previous.map({ $0.size != look.size || $0.modifiedMilliseconds != look.modifiedMilliseconds }) ?? true {
+                previous = look
+                incomingLooks[name] = look
+            }
+            let stableSince = previous?.since ?? now
+            let stableUntil = stableSince.adding(seconds: configuration.settleSeconds)
+            if configuration.settleSeconds == 0 || (stableSince < now && stableUntil <= now) {
+                take(name)
+            } else {
+                incomingSettling[name] = stableUntil
+            }
+        case nil:
+            take(name)  // could not be opened: ingest reports why, or it vanished
+        }
+    }
+
+    /// A file renamed into incoming/: complete by the Maildir rule, unless a process still holds
+    /// it open for writing (a writer may rename first and write after).
+    func considerRenamedIn(_ path: String, now: Timestamp) { considerRenamedIn(IncomingFile(path: path), now: now) }
+
+    func considerRenamedIn(_ file: IncomingFile, now: Timestamp) {
+        if askWriters(file) == .openForWriting {
+            log.debug("incoming/\(file.path) was renamed in but is still open for writing; waiting for its writer")
+            incomingSettling[file.path] = now.adding(seconds: heldFileRecheckSeconds)
+        } else {
+            take(file.path)
+        }
+    }
+
+    private func take(_ name: String) {
+        incomingAnnounced.insert(name)
+        incomingSettling[name] = nil
+        incomingLooks[name] = nil
+    }
+
+    /// Asks the kernel whether a writer holds the file (nil: it could not be opened). The first
+    /// time the lease is refused, says once in the log which rule applies instead.
+    private func askWriters(_ file: IncomingFile) -> WriterCheck? {
+        guard let answer = try? file.writerCheck(spool) else { return nil }
+        if case .unknown(let code) = answer, !reportedLeaseFallback {
+            reportedLeaseFallback = true
+            log.warning("""
+                cannot ask whether files in incoming/ are still open for writing (read lease refused: \
+                \(SystemError.message(for: code)); spoold needs to own them or hold CAP_LEASE): a file found \
+                by a scan is taken once its size and mtime stay unchanged for --settle seconds
+                """)
+        }
+        return answer
     }
 
     /// Adopts json files in pending/ the engine does not know (operator moves, another process).
@@ -80,11 +278,15 @@ extension Engine {
         var sidecars: [String: String] = [:]
         for name in incomingAnnounced.sorted().prefix(Engine.ingestBatchLimit) {
             incomingAnnounced.remove(name)
-            incomingSettling.remove(name)
+            incomingSettling[name] = nil
             if reportedNames.contains(name) { continue }
-            let id = idGenerator.next(at: now, originalName: name)
+            // The path below incoming/ is the original name; the id's hint and the guessed type
+            // come from its last component.
+            let leaf = FileName.display(IncomingFile(path: name).name)
+            let id = idGenerator.next(at: now, originalName: leaf)
             var metadata = ItemMetadata(
-                id: id, originalName: name, size: 0, contentType: ContentType.guess(forFileName: name), createdAt: now)
+                id: id, originalName: name, size: 0, contentType: ContentType.guess(forFileName: leaf), createdAt: now)
+            metadata.setOriginalName(name)  // a name that is not UTF-8 keeps its bytes
             var state = ItemState.pending
             let sidecarName = name + SpoolFolder.sidecarSuffix
             do {
@@ -109,7 +311,7 @@ extension Engine {
             switch result {
             case .added(let id):
                 summary.ingested += 1
-                if let sidecar = sidecars[id.rawValue] { try? spool.removeFile(sidecar, in: .incoming) }
+                if let sidecar = sidecars[id.rawValue] { try? spool.removeIncomingFile(sidecar) }
                 if item.state == .failed {
                     summary.failed += 1
                     log.warning("incoming/\(name) parked in failed/ as \(id): \(item.metadata.failureReason ?? "")")
@@ -124,18 +326,13 @@ extension Engine {
         }
     }
 
-    /// Dot-names are writers' work in progress (the Maildir rule); sidecars travel with their file.
-    func isCandidate(_ name: String) -> Bool {
-        !name.hasPrefix(".") && !name.hasSuffix(SpoolFolder.sidecarSuffix)
-    }
-
     func reportOnce(_ name: String, _ message: String) {
         guard reportedNames.insert(name).inserted else { return }
         log.warning(message)
     }
 
-    private func readSidecar(_ name: String) throws -> [UInt8]? {
-        guard (try? spool.fs.status(of: name, in: spool.descriptor(.incoming))) != nil else { return nil }
-        return try spool.readSmallFile(name, in: .incoming, limit: Sidecar.maximumSize)
+    private func readSidecar(_ path: String) throws -> [UInt8]? {
+        guard (try? spool.incomingStatus(path)) != nil else { return nil }
+        return try spool.readIncomingSmallFile(path, limit: Sidecar.maximumSize)
     }
 }

@@ -95,7 +95,7 @@ extension Engine {
         let blob = ItemFileName(id: id, attempt: attempt, kind: .blob)
         var request = UploadRequest(
             id: id, attempt: attempt,
-            url: metadata.url ?? configuration.url.url(id: id, originalName: metadata.originalName),
+            url: metadata.url ?? configuration.url.url(id: id, originalNameBytes: metadata.originalNameBytesOrUTF8),
             method: configuration.method, blobPath: spool.path(of: blob, at: location),
             size: metadata.size, contentType: metadata.contentType, headers: headers)
         if let field = configuration.formField {

@@ -24,14 +24,20 @@ public final class Engine {
     var summary = RunSummary()
     var idGenerator: ItemIDGenerator
 
-    /// incoming/ names announced by inotify (close-write, moved-to): taken at once.
+    /// incoming/ names to take in the next ingest: announced by close-write, renamed in with no
+    /// writer, or found by a scan and judged complete (`Engine.considerScanned`).
     var incomingAnnounced = Set<String>()
-    /// incoming/ names found by a scan and still too young to be trusted complete.
-    var incomingSettling = Set<String>()
+    /// incoming/ names not yet trusted complete (too young, or still open for writing), with
+    /// when to look at each again.
+    var incomingSettling: [String: Timestamp] = [:]
+    /// The last size and mtime seen of files whose writers cannot be asked about (no lease):
+    /// the fallback rule takes such a file once they stay the same for `--settle` seconds.
+    var incomingLooks: [String: IncomingLook] = [:]
+    /// The lease fallback was announced in the log (once per daemon).
+    var reportedLeaseFallback = false
     /// Names reported once as unusable (symlinks, FIFOs, folders...), so the log is not flooded.
     var reportedNames = Set<String>()
     var nextRescan: Timestamp
-    var nextSettleCheck: Timestamp?
     /// `drain --max-time`: when to stop taking work.
     var runDeadline: Timestamp?
     /// Once stopped by the deadline: when uploads still in flight are cancelled.
@@ -42,9 +48,26 @@ public final class Engine {
 
     let watcher: InotifyWatcher
     var incomingWatch: Int32 = -1
+    /// The watched folders of incoming/ by watch descriptor: `""` for incoming/ itself, then
+    /// paths below it (`2026-11-23/cam7`).
+    var incomingFolders: [Int32: String] = [:]
+    /// A folder could not be watched (the inotify watch limit): said once.
+    var reportedWatchLimit = false
+    /// An event said incoming/ itself went away or a new one appeared: checked after the batch.
+    var incomingMayBeReplaced = false
     var pendingWatch: Int32 = -1
+    /// The spool root, watched for a new incoming/ (removed and made again, or moved in).
+    var rootWatch: Int32 = -1
 
     let inbox: CompletionInbox
+
+    /// A file in incoming/ as last seen, for the fallback rule when no lease can be taken.
+    struct IncomingLook: Equatable {
+        var size: Int64
+        var modifiedMilliseconds: Int64
+        /// When this size and mtime were first seen.
+        var since: Timestamp
+    }
 
     /// An upload in progress: what it was started with, to finish its record.
     struct Upload {
@@ -95,7 +118,9 @@ public final class Engine {
         // Counted from the start: recovery of a large spool is part of the time allowed.
         runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
         try recover()
-        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming")
+        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
+        incomingFolders[incomingWatch] = ""
+        rootWatch = try watcher.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
         while true {

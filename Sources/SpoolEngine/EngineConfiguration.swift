@@ -10,7 +10,8 @@ public struct EngineConfiguration: Sendable {
     public var policy: RetryPolicy
     /// Move accepted items to done/ instead of deleting them.
     public var keepDone: Bool
-    /// A file found by a scan (not announced by inotify) is taken once it is this old.
+    /// A file found by a scan (not announced by inotify) is taken once it is this old and no
+    /// process holds it open for writing.
     public var settleSeconds: Double
     /// `drain`: exit once nothing is left to do instead of waiting for more files.
     public var exitWhenIdle: Bool

@@ -15,7 +15,8 @@ public final class Spool {
     public let root: FileDescriptor
     public let index: IndexFile
     private let reaper: FileReaper
-    private let folders: [SpoolFolder: FileDescriptor]
+    /// One descriptor per folder; incoming/'s is replaced when the folder is (`reopenIncomingIfReplaced`).
+    private var folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
 
     /// Opens a spool, creating its layout on first use.
@@ -89,6 +90,23 @@ public final class Spool {
         return fd
     }
 
+    /// Opens incoming/ again when the folder now at `SPOOL/incoming` is not the one held open (it
+    /// was removed and made again, or another folder was moved in): producers drop files into the
+    /// new one. Returns whether it changed; false too while there is no folder there (a symlink
+    /// or a file in its place is not taken).
+    public func reopenIncomingIfReplaced() throws -> Bool {
+        let held = try fs.status(of: descriptor(.incoming))
+        guard let now = try? fs.status(of: SpoolFolder.incoming.rawValue, in: root), now.type == .directory,
+              now.device != held.device || now.inode != held.inode
+        else { return false }
+        let fresh: FileDescriptor
+        do { fresh = try fs.open(SpoolFolder.incoming.rawValue, relativeTo: root, flags: [.directory], mode: 0) }
+        catch let e as SystemError where e.isNotFound || e.code == ELOOP || e.code == ENOTDIR { return false }
+        fs.close(descriptor(.incoming))
+        folders[.incoming] = fresh
+        return true
+    }
+
     /// `SPOOL/<folder>/<name>`, for messages and for URLSession's file URL.
     public func path(of name: String, in folder: SpoolFolder) -> String { "\(path)/\(folder.rawValue)/\(name)" }
 
@@ -113,12 +131,16 @@ public final class Spool {
 
     /// Reads a small regular file without following links or blocking on a FIFO.
     public func readSmallFile(_ name: String, in folder: SpoolFolder, limit: Int) throws -> [UInt8] {
-        let fd = try fs.open(name, relativeTo: descriptor(folder), flags: [.readOnly, .nonBlocking], mode: 0)
+        try readSmallFile(name, in: descriptor(folder), label: "\(folder.rawValue)/\(name)", limit: limit)
+    }
+
+    func readSmallFile(_ name: String, in folder: FileDescriptor, label: String, limit: Int) throws -> [UInt8] {
+        let fd = try fs.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
         return try fs.closing(fd) { fd in
             let status = try fs.status(of: fd)
-            guard status.type == .regular else { throw MetadataError("\(folder.rawValue)/\(name) is not a regular file") }
+            guard status.type == .regular else { throw MetadataError("\(label) is not a regular file") }
             guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit) else {
-                throw MetadataError("\(folder.rawValue)/\(name) is larger than \(limit) bytes")
+                throw MetadataError("\(label) is larger than \(limit) bytes")
             }
             return bytes
         }
@@ -251,11 +273,15 @@ public final class Spool {
         var results = [AddResult?](repeating: nil, count: items.count)
         var order: [Int] = []
         let wholeFileSystem = 2 * items.count >= Spool.fileSystemSyncThreshold
+        // Subfolders of incoming/ holding sources, open until their renames are durable.
+        var openedFolders: [FileDescriptor] = []
+        defer { for fd in openedFolders { fs.close(fd) } }
         do {
             for (i, item) in items.enumerated() {
                 do {
                     var item = item
                     let blob = try prepareBlob(for: item, sync: !wholeFileSystem)
+                    if let folder = blob.incomingSubfolder { openedFolders.append(folder) }
                     item.metadata.size = blob.size
                     try stageMetadata(
                         item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil,
@@ -286,7 +312,8 @@ public final class Spool {
         }
         CrashPoint.addAfterIndex.reached()
         var dirty: Set<SpoolFolder> = [.tmp]
-        var sourcesToUnlink: [(String, SpoolFolder?)] = []
+        var dirtySubfolders: [FileDescriptor] = []
+        var sourcesToUnlink: [PreparedBlob.Unlink] = []
         for (n, p) in prepared.enumerated() {
             let location = ItemLocation(p.item.state, attempt: 0)
             let folder = SpoolFolder(p.item.state)
@@ -296,8 +323,8 @@ public final class Spool {
                 try fs.rename(blobName, in: descriptor(.tmp), to: blobName, in: descriptor(folder))
                 if let unlink = p.blob.unlinkAfterCommit { sourcesToUnlink.append(unlink) }
             case .renameFromIncoming(let name):
-                try fs.rename(name, in: descriptor(.incoming), to: blobName, in: descriptor(folder))
-                dirty.insert(.incoming)
+                try fs.rename(name, in: p.blob.incomingSubfolder ?? descriptor(.incoming), to: blobName, in: descriptor(folder))
+                if let subfolder = p.blob.incomingSubfolder { dirtySubfolders.append(subfolder) } else { dirty.insert(.incoming) }
             case .renameFromPath(let source):
                 try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
                               in: FileDescriptor(rawValue: AT_FDCWD))
@@ -309,11 +336,16 @@ public final class Spool {
             dirty.insert(folder)
             results[order[n]] = .added(p.item.id)
         }
-        if wholeFileSystem { try syncFileSystem() } else { try syncFolders(dirty) }
+        if wholeFileSystem { try syncFileSystem() } else {
+            try syncFolders(dirty)
+            for subfolder in dirtySubfolders { try fs.sync(subfolder, label: "\(path)/incoming/...") }
+        }
         CrashPoint.addAfterFolderSync.reached()
-        for (source, folder) in sourcesToUnlink {
-            if let folder { try? fs.remove(source, in: descriptor(folder), isDirectory: false) }
-            else { _ = Glibc.unlink(source) }
+        for unlink in sourcesToUnlink {
+            switch unlink {
+            case .incoming(let folder, let name): try? fs.remove(name, in: folder, isDirectory: false)
+            case .path(let source): _ = Glibc.unlink(source)
+            }
         }
         return results.map { $0! }
     }
@@ -412,41 +444,66 @@ public final class Spool {
 
     private struct PreparedBlob {
         enum Kind { case staged, renameFromIncoming(String), renameFromPath(String) }
+        /// A source consumed by copying: removed once the item is durable.
+        enum Unlink { case incoming(folder: FileDescriptor, name: String), path(String) }
         var kind: Kind
         var size: Int64
-        var unlinkAfterCommit: (String, SpoolFolder?)?
+        var unlinkAfterCommit: Unlink?
+        /// The subfolder of incoming/ holding the source (nil: incoming/ itself), open for the add.
+        var incomingSubfolder: FileDescriptor?
     }
 
-    /// Opens the source safely (no links followed in incoming/, never blocking on a FIFO), checks
-    /// it is a regular file, and either fsyncs it for a rename or copies it into tmp/.
+    /// Opens the source safely (no links followed in incoming/ or its subfolders, never blocking
+    /// on a FIFO), checks it is a regular file, and either fsyncs it for a rename or copies it
+    /// into tmp/. A source in a subfolder of incoming/ keeps that folder open in the result.
     private func prepareBlob(for item: NewItem, sync: Bool) throws -> PreparedBlob {
-        let fd: FileDescriptor
-        let label: String
         switch item.source {
-        case .incoming(let name):
-            label = "incoming/\(name)"
-            do { fd = try fs.open(name, relativeTo: descriptor(.incoming), flags: [.readOnly, .nonBlocking], mode: 0) }
+        case .incoming(let path):
+            let label = "incoming/\(path)"
+            let parent: (folder: FileDescriptor, name: String, owned: Bool)
+            let fd: FileDescriptor
+            do {
+                parent = try openIncomingParent(path)
+                do { fd = try fs.open(parent.name, relativeTo: parent.folder, flags: [.readOnly, .nonBlocking], mode: 0) }
+                catch { if parent.owned { fs.close(parent.folder) }; throw error }
+            }
             catch let e as SystemError where e.code == ELOOP { throw ItemRejection(reason: "\(label) is a symbolic link; left alone") }
-            catch let e as SystemError where e.code == ENOENT || e.code == EACCES || e.code == ENXIO {
+            catch let e as SystemError where e.code == ENOENT || e.code == EACCES || e.code == ENXIO || e.code == ENOTDIR {
                 throw ItemRejection(reason: "\(label): \(SystemError.message(for: e.code))")
             }
+            defer { fs.close(fd) }
+            do {
+                var blob = try prepareBlob(for: item, opened: fd, label: label, incoming: (parent.folder, parent.name), sync: sync)
+                if parent.owned { blob.incomingSubfolder = parent.folder }
+                return blob
+            } catch {
+                if parent.owned { fs.close(parent.folder) }
+                throw error
+            }
         case .external(let path, _):
-            label = path
+            let fd: FileDescriptor
             do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) }
             catch let e as SystemError where !e.isOutOfSpace && e.code != EIO {
                 throw ItemRejection(reason: "\(path): \(SystemError.message(for: e.code))")
             }
+            defer { fs.close(fd) }
+            return try prepareBlob(for: item, opened: fd, label: path, incoming: nil, sync: sync)
         }
-        defer { fs.close(fd) }
+    }
+
+    private func prepareBlob(
+        for item: NewItem, opened fd: FileDescriptor, label: String, incoming: (folder: FileDescriptor, name: String)?,
+        sync: Bool
+    ) throws -> PreparedBlob {
         let status = try fs.status(of: fd)
         guard status.type == .regular else {
             throw ItemRejection(reason: "\(label) is not a regular file (\(status.type)); left alone")
         }
         let sameFileSystem = status.device == device
         switch item.source {
-        case .incoming(let name) where sameFileSystem && status.linkCount == 1:
+        case .incoming where sameFileSystem && status.linkCount == 1:
             if sync { try fs.sync(fd, label: label) }
-            return PreparedBlob(kind: .renameFromIncoming(name), size: status.size)
+            return PreparedBlob(kind: .renameFromIncoming(incoming!.name), size: status.size)
         case .external(let path, true) where sameFileSystem && status.linkCount == 1:
             if sync { try fs.sync(fd, label: label) }
             return PreparedBlob(kind: .renameFromPath(path), size: status.size)
@@ -454,8 +511,8 @@ public final class Spool {
             let size = try copyToTmp(from: fd, as: ItemFileName(id: item.id, attempt: 0, kind: .blob).description, sync: sync)
             var blob = PreparedBlob(kind: .staged, size: size)
             switch item.source {
-            case .incoming(let name): blob.unlinkAfterCommit = (name, .incoming)
-            case .external(let path, true): blob.unlinkAfterCommit = (path, nil)
+            case .incoming: blob.unlinkAfterCommit = .incoming(folder: incoming!.folder, name: incoming!.name)
+            case .external(let path, true): blob.unlinkAfterCommit = .path(path)
             case .external: break
             }
             return blob

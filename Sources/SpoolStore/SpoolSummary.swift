@@ -51,13 +51,15 @@ public struct SpoolSummary: Sendable {
             }
             summary.states[state] = totals
         }
-        let incoming = spool.descriptor(.incoming)
-        let names = try spool.list(.incoming).map(\.name).filter {
-            !$0.hasPrefix(".") && !$0.hasSuffix(SpoolFolder.sidecarSuffix)
-        }
-        for status in parallelStat(names, in: incoming, spool.fs, regularOnly: true) {
-            summary.incomingFiles += 1
-            summary.incomingBytes += status.size
+        // incoming/ and its subfolders, as the daemon walks them (dot-folders and links not entered).
+        try spool.walkIncoming { _, folder, entries in
+            let names = entries.map(\.name).filter {
+                !$0.hasPrefix(".") && !$0.hasSuffix(SpoolFolder.sidecarSuffix)
+            }
+            for status in parallelStat(names, in: folder, spool.fs, regularOnly: true) {
+                summary.incomingFiles += 1
+                summary.incomingBytes += status.size
+            }
         }
         return summary
     }

@@ -43,6 +43,10 @@ public protocol FileSystem: Sendable {
     func truncate(_ fd: FileDescriptor, to length: Int64) throws
     /// `lseek(2)` to the end; returns the new offset.
     func seekToEnd(_ fd: FileDescriptor) throws -> Int64
+    /// Whether a process holds `name` open for writing: opens it read-only (no links followed,
+    /// never blocking), takes a read lease (`fcntl(F_SETLEASE, F_RDLCK)`) and gives it back at
+    /// once. Throws what `open` throws (ENOENT for a file that vanished).
+    func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck
 }
 
 /// Flags for `FileSystem.open`, spelled out so call sites read as the rules they follow.

@@ -8,10 +8,25 @@ public final class InotifyWatcher: @unchecked Sendable {
         public var mask: UInt32
         /// The kernel dropped events: the caller must rescan.
         public var overflowed: Bool { mask & UInt32(IN_Q_OVERFLOW) != 0 }
+        /// The name is a folder (`IN_ISDIR`).
+        public var isFolder: Bool { mask & UInt32(IN_ISDIR) != 0 }
+        public func has(_ bits: UInt32) -> Bool { mask & bits != 0 }
     }
 
     /// A writer finished (close-write) or a file was renamed in (moved-to): the Maildir events.
     public static let arrivals = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO)
+    /// A writer closed the file (`IN_CLOSE_WRITE`).
+    public static let closeWrite = UInt32(IN_CLOSE_WRITE)
+    public static let created = UInt32(IN_CREATE)
+    public static let movedFrom = UInt32(IN_MOVED_FROM)
+    public static let movedTo = UInt32(IN_MOVED_TO)
+    /// The watched folder itself was removed or renamed (`IN_DELETE_SELF`, `IN_MOVE_SELF`).
+    public static let folderGone = UInt32(IN_DELETE_SELF | IN_MOVE_SELF)
+    /// The watch is gone (`IN_IGNORED`): its folder was removed, or `unwatch` was called.
+    public static let watchRemoved = UInt32(IN_IGNORED)
+    /// incoming/ and each of its subfolders: arrivals, new subfolders, names leaving, and the
+    /// folder itself going away.
+    public static let incomingFolder = arrivals | created | movedFrom | folderGone
 
     public let fd: Int32
 
@@ -30,6 +45,9 @@ public final class InotifyWatcher: @unchecked Sendable {
         return wd
     }
 
+    /// `inotify_rm_watch(2)`; a watch already gone is fine.
+    public func unwatch(_ wd: Int32) { _ = inotify_rm_watch(fd, wd) }
+
     /// Everything queued now; empty when nothing is.
     public func readEvents() -> [Event] {
         var events: [Event] = []
@@ -44,7 +62,7 @@ public final class InotifyWatcher: @unchecked Sendable {
                 let header = buffer.load(fromByteOffset: offset, as: inotify_event.self)
                 let nameStart = offset + MemoryLayout<inotify_event>.size
                 let nameBytes = UnsafeRawBufferPointer(start: buffer + nameStart, count: Int(header.len))
-                let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                let name = FileName.decode(nameBytes.prefix(while: { $0 != 0 }))
                 events.append(Event(watch: header.wd, name: name, mask: header.mask))
                 offset = nameStart + Int(header.len)
             }

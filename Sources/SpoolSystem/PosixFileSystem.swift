@@ -27,7 +27,7 @@ public struct PosixFileSystem: FileSystem {
         if flags.contains(.truncate) { raw |= O_TRUNC }
         if flags.contains(.nonBlocking) { raw |= O_NONBLOCK }
         if !flags.contains(.followSymlinks) { raw |= O_NOFOLLOW }
-        let fd = retrying { openat(dir(directory), name, raw, mode_t(mode)) }
+        let fd = FileName.withCString(name) { name in retrying { openat(dir(directory), name, raw, mode_t(mode)) } }
         guard fd >= 0 else { throw SystemError("open", path: name, code: errno) }
         return FileDescriptor(rawValue: fd)
     }
@@ -65,19 +65,24 @@ public struct PosixFileSystem: FileSystem {
     public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
         throws
     {
-        guard retrying({ renameat(fromDirectory.rawValue, from, toDirectory.rawValue, to) }) == 0 else {
+        let r = FileName.withCString(from) { from in
+            FileName.withCString(to) { to in retrying { renameat(fromDirectory.rawValue, from, toDirectory.rawValue, to) } }
+        }
+        guard r == 0 else {
             throw SystemError("rename", path: "\(from) -> \(to)", code: errno)
         }
     }
 
     public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
-        guard retrying({ unlinkat(directory.rawValue, name, isDirectory ? AT_REMOVEDIR : 0) }) == 0 else {
+        let r = FileName.withCString(name) { name in retrying { unlinkat(directory.rawValue, name, isDirectory ? AT_REMOVEDIR : 0) } }
+        guard r == 0 else {
             throw SystemError("unlink", path: name, code: errno)
         }
     }
 
     public func makeDirectory(_ name: String, in directory: FileDescriptor?, mode: UInt32) throws {
-        guard retrying({ mkdirat(dir(directory), name, mode_t(mode)) }) == 0 else {
+        let r = FileName.withCString(name) { name in retrying { mkdirat(dir(directory), name, mode_t(mode)) } }
+        guard r == 0 else {
             throw SystemError("mkdir", path: name, code: errno)
         }
     }
@@ -90,7 +95,7 @@ public struct PosixFileSystem: FileSystem {
 
     public func status(of name: String, in directory: FileDescriptor) throws -> FileStatus {
         var st = stat()
-        guard fstatat(directory.rawValue, name, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+        guard FileName.withCString(name, { fstatat(directory.rawValue, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             throw SystemError("stat", path: name, code: errno)
         }
         return FileStatus(st)
@@ -114,9 +119,8 @@ public struct PosixFileSystem: FileSystem {
                 if errno != 0 { throw SystemError("readdir", path: "fd \(directory.rawValue)", code: errno) }
                 return entries
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
+            // Bytes, not text: a name that is not UTF-8 must still open (`FileName`).
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in FileName.decode(raw.prefix(while: { $0 != 0 })) }
             if name == "." || name == ".." { continue }
             let type: FileStatus.FileType
             switch Int32(entry.pointee.d_type) {
@@ -160,6 +164,22 @@ public struct PosixFileSystem: FileSystem {
             throw SystemError("ftruncate", path: "fd \(fd.rawValue)", code: errno)
         }
     }
+
+    public func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck {
+        _ = PosixFileSystem.leaseBreakSignalIgnored
+        let fd = try open(name, relativeTo: directory, flags: [.readOnly, .nonBlocking], mode: 0)
+        defer { close(fd) }
+        guard retrying({ spoold_take_read_lease(fd.rawValue) }) == 0 else {
+            let code = errno
+            return code == EAGAIN || code == EWOULDBLOCK ? .openForWriting : .unknown(errno: code)
+        }
+        _ = spoold_release_lease(fd.rawValue)
+        return .noWriter
+    }
+
+    /// A writer opening the file while we hold the lease makes the kernel signal us (SIGIO, whose
+    /// default action ends the process). We give the lease back at once, so the signal is ignored.
+    private static let leaseBreakSignalIgnored: Void = { _ = signal(SIGIO, SIG_IGN) }()
 
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
         let r = lseek(fd.rawValue, 0, SEEK_END)

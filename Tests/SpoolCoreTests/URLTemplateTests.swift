@@ -9,6 +9,17 @@ final class URLTemplateTests: XCTestCase {
         XCTAssertEqual(URLTemplate("https://h/up/").url(id: id, originalName: "my photo.jpg"), "https://h/up/my%20photo.jpg")
     }
 
+    func testPathBelowIncoming_eachSegmentEncoded_slashesKept() {
+        XCTAssertEqual(URLTemplate("https://h/up/").url(id: id, originalName: "2026-11-23/cam 7/fox.jpg"),
+                       "https://h/up/2026-11-23/cam%207/fox.jpg")
+        XCTAssertEqual(URLTemplate("https://h/{name}?v=1").url(id: id, originalName: "a/b;c"), "https://h/a/b%3Bc?v=1")
+    }
+
+    func testDotSegments_areEncodedSoTheyCannotClimb() {
+        XCTAssertEqual(URLTemplate.encodePath("../x/./y/.."), "%2E%2E/x/%2E/y/%2E%2E")
+        XCTAssertEqual(URLTemplate.encodePath("a..b/.c"), "a..b/.c")
+    }
+
     func testNoSlashNoPlaceholders_usesTheURLAsIs() {
         XCTAssertEqual(URLTemplate("https://h/up").url(id: id, originalName: "a b"), "https://h/up")
     }

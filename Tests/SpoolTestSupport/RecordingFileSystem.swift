@@ -10,7 +10,7 @@ import SpoolSystem
 public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public enum Operation: String, Sendable, CaseIterable {
         case open, close, read, write, sync, syncFileSystem, rename, remove, makeDirectory, fstat, fstatat, list
-        case setModificationTime, lock, unlock, truncate, seekToEnd
+        case setModificationTime, lock, unlock, truncate, seekToEnd, writerCheck
     }
 
     /// One recorded call.
@@ -217,5 +217,16 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
 
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
         try perform(callOn(.seekToEnd, fd)) { try real.seekToEnd(fd) }
+    }
+
+    /// An injected errno here is the kernel refusing the lease (`.unknown(errno:)`), not a throw:
+    /// that is how a file owned by another user without CAP_LEASE looks.
+    public func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck {
+        let call = Call(operation: .writerCheck, name: name, directory: folderName(directory), isDirectory: false)
+        do {
+            return try perform(call) { try real.writerCheck(name, in: directory) }
+        } catch let error as SystemError where error.operation == Operation.writerCheck.rawValue {
+            return .unknown(errno: error.code)  // injected (a real failure names `open`)
+        }
     }
 }
