@@ -60,6 +60,10 @@ struct DaemonCommand {
                            help: "A host a 307/308 redirect may lead to besides the upload URL's own origin. (repeatable)"),
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
                            help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix. (repeatable)"),
+                OptionSpec("retry-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
+                           help: "Retry these HTTP statuses although they are final by default (e.g. 404,409 from an eventually consistent receiver)."),
+                OptionSpec("final-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
+                           help: "Park an item in failed/ at once on these statuses although they are retried by default (e.g. 501)."),
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
                            defaultDescription: "2"),
@@ -104,7 +108,8 @@ struct DaemonCommand {
             exitWhenIdle: drain, headers: try CommonOptions.headers(arguments, command: command),
             formField: try DaemonCommand.formField(arguments, command: command),
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
-            credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command))
+            credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
+            outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command))
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
@@ -117,6 +122,24 @@ struct DaemonCommand {
             throw ArgumentError("--form needs a field name without control characters", command: command)
         }
         return field
+    }
+
+    static func outcomeRules(_ arguments: ParsedArguments, command: String) throws -> OutcomeRules {
+        func list(_ option: String) throws -> StatusList {
+            do {
+                return try StatusList.parse(arguments.values(option))
+            } catch {
+                throw ArgumentError("--\(option): \(error)", command: command)
+            }
+        }
+        let rules = OutcomeRules(retryOn: try list("retry-on"), finalOn: try list("final-on"))
+        let both = rules.conflictingStatuses
+        guard both.isEmpty else {
+            throw ArgumentError(
+                "--retry-on and --final-on both name \(both.map(String.init).joined(separator: ",")): a status has one class",
+                command: command)
+        }
+        return rules
     }
 
     static func allowedURLs(_ arguments: ParsedArguments, command: String) throws -> URLAllowList {

@@ -23,6 +23,11 @@ public struct UploadOutcome: Equatable, Sendable {
     /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it
     /// may not use): the outcome is final whatever the status.
     public var refusal: String?
+    /// The class the endpoint's rules (`OutcomeRules`: `--retry-on`, `--final-on`,
+    /// `--success-json`) gave this outcome; nil means the default table of `OutcomeClassifier`.
+    public var ruledClass: Class?
+    /// Why the rules did not take a 2xx answer as success (`--success-json`), for the history.
+    public var ruleFailure: String?
 
     public init(
         httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
@@ -50,19 +55,20 @@ public struct UploadOutcome: Equatable, Sendable {
         return outcome
     }
 
-    public var `class`: Class { OutcomeClassifier.classify(self) }
+    public var `class`: Class { ruledClass ?? OutcomeClassifier.classify(self) }
 
     /// One line for logs and the attempt history.
     public var summary: String {
         if let refusal {
             return httpStatus.map { "HTTP \($0): \(refusal)" } ?? refusal
         }
-        if let status = httpStatus { return "HTTP \(status)" }
+        if let status = httpStatus { return ruleFailure.map { "HTTP \(status): \($0)" } ?? "HTTP \(status)" }
         return networkError ?? "unknown error"
     }
 
-    /// The error text kept in the attempt history: the refusal or the network error.
+    /// The error text kept in the attempt history: the refusal, the unmet success rule or the
+    /// network error.
     public var errorText: String? {
-        refusal ?? (httpStatus == nil ? networkError : nil)
+        refusal ?? ruleFailure ?? (httpStatus == nil ? networkError : nil)
     }
 }

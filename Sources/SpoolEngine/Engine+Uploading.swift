@@ -119,7 +119,7 @@ extension Engine {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue
             }
-            let outcome = completion.outcome
+            let outcome = configuration.outcomeRules.judge(completion.outcome)
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             let action: ItemLifecycle.Action
