@@ -56,6 +56,8 @@ struct DaemonCommand {
                            help: "An environment variable holding a secret 'Name: value' header; like --header-file. (repeatable)"),
                 OptionSpec("form", valueName: "FIELD",
                            help: "Send multipart/form-data: the blob as file part FIELD (with the item's name and content type) plus the item's fields."),
+                OptionSpec("content-digest", valueName: "ALGORITHM",
+                           help: "Send an RFC 9530 Content-Digest header computed over the exact body sent (multipart included). ALGORITHM: sha-256."),
                 OptionSpec("allow-redirect-host", kind: .repeatedValue, valueName: "HOST",
                            help: "A host a 307/308 redirect may lead to besides the upload URL's own origin. (repeatable)"),
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
@@ -109,7 +111,8 @@ struct DaemonCommand {
             formField: try DaemonCommand.formField(arguments, command: command),
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
             credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
-            outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command))
+            outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
+            contentDigest: try DaemonCommand.contentDigest(arguments, command: command))
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
@@ -122,6 +125,15 @@ struct DaemonCommand {
             throw ArgumentError("--form needs a field name without control characters", command: command)
         }
         return field
+    }
+
+    static func contentDigest(_ arguments: ParsedArguments, command: String) throws -> ContentDigest? {
+        guard let text = arguments.value("content-digest") else { return nil }
+        guard let algorithm = ContentDigest(rawValue: text.lowercased()) else {
+            let known = ContentDigest.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ArgumentError("--content-digest '\(text)' is not supported (use: \(known))", command: command)
+        }
+        return algorithm
     }
 
     static func outcomeRules(_ arguments: ParsedArguments, command: String) throws -> OutcomeRules {

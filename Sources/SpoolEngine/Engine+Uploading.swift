@@ -98,6 +98,7 @@ extension Engine {
             url: metadata.url ?? configuration.url.url(id: id, originalName: metadata.originalName),
             method: configuration.method, blobPath: spool.path(of: blob, at: location),
             size: metadata.size, contentType: metadata.contentType, headers: headers)
+        request.contentDigest = configuration.contentDigest
         if let field = configuration.formField {
             request.form = MultipartForm(
                 fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,

@@ -29,18 +29,20 @@ public struct EngineConfiguration: Sendable {
     public var credentialHeaders: [String: String]
     /// `--retry-on`, `--final-on`: how the endpoint's answers are classed beyond the defaults.
     public var outcomeRules: OutcomeRules
+    /// `--content-digest sha-256`: an RFC 9530 `Content-Digest` header over the body sent.
+    public var contentDigest: ContentDigest?
 
     public init(
         url: URLTemplate, method: String = "PUT", concurrency: Int = 4, policy: RetryPolicy = RetryPolicy(),
         keepDone: Bool = false, settleSeconds: Double = 2, exitWhenIdle: Bool = false, headers: [String: String] = [:],
         rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60, formField: String? = nil,
         allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:],
-        outcomeRules: OutcomeRules = OutcomeRules()
+        outcomeRules: OutcomeRules = OutcomeRules(), contentDigest: ContentDigest? = nil
     ) {
         (self.url, self.method, self.concurrency, self.policy) = (url, method, concurrency, policy)
         (self.keepDone, self.settleSeconds, self.exitWhenIdle, self.headers) = (keepDone, settleSeconds, exitWhenIdle, headers)
         (self.rescanSeconds, self.maximumProbeSeconds) = (rescanSeconds, maximumProbeSeconds)
         (self.formField, self.allowedURLs, self.credentialHeaders) = (formField, allowedURLs, credentialHeaders)
-        self.outcomeRules = outcomeRules
+        (self.outcomeRules, self.contentDigest) = (outcomeRules, contentDigest)
     }
 }

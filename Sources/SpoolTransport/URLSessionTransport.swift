@@ -18,6 +18,8 @@ import FoundationNetworking
 ///   else ends the attempt with a final refusal.
 /// - Multipart (`--form`): the body is assembled as a file in the spool's `tmp/` on a background
 ///   queue, uploaded like a blob, and removed when the attempt ends.
+/// - Content-Digest (`--content-digest`): the body file (blob or multipart body) is hashed on a
+///   background queue before the first request and the header kept for every redirect hop.
 /// - Request headers are never logged (they may hold credentials from `--header-file`).
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTaskDelegate, @unchecked Sendable {
     /// Bytes of response body kept for the attempt history.
@@ -58,6 +60,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         let completion: @Sendable (UploadOutcome) -> Void
         var bodyPath: String
         var contentType: String
+        /// The `Content-Digest` value, computed once per attempt before the first request.
+        var contentDigest: String?
         var task: URLSessionTask?
         var hops = 0
         var timedOut = false
@@ -144,18 +148,33 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             all[key] = attempt
             setSweeping(true)
         }
-        if let form = request.form, let formPath = request.formBodyPath {
+        if request.form != nil || request.contentDigest != nil {
             builders.async { [weak self] in
                 guard let self else { return }
-                do {
-                    _ = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
-                } catch {
-                    self.finish(key, .network("could not assemble the multipart body: \(error)"))
-                    return
+                var bodyPath = request.blobPath
+                var bodySize = request.size
+                if let form = request.form, let formPath = request.formBodyPath {
+                    do {
+                        bodySize = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
+                    } catch {
+                        self.finish(key, .network("could not assemble the multipart body: \(error)"))
+                        return
+                    }
+                    bodyPath = formPath
+                    self.attempts.withLock { all in
+                        all[key]?.bodyPath = formPath
+                        all[key]?.contentType = form.headerValue
+                    }
                 }
-                self.attempts.withLock { all in
-                    all[key]?.bodyPath = formPath
-                    all[key]?.contentType = form.headerValue
+                if let algorithm = request.contentDigest {
+                    do {
+                        let digest = try FileDigest.sha256(of: bodyPath, expectedSize: bodySize)
+                        let value = algorithm.headerValue(digest: digest)
+                        self.attempts.withLock { all in all[key]?.contentDigest = value }
+                    } catch {
+                        self.finish(key, .network("could not compute the Content-Digest: \(error)"))
+                        return
+                    }
                 }
                 self.send(key, to: url)
             }
@@ -178,14 +197,18 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     /// made outside `attempts`' lock: `uploadTask` waits for the session's own queue, and
     /// completions must not wait for that.
     private func send(_ key: Int, to url: URL) {
-        enum Next { case gone, stop(UploadOutcome), go(UploadRequest, bodyPath: String, contentType: String) }
+        enum Next {
+            case gone, stop(UploadOutcome)
+            case go(UploadRequest, bodyPath: String, contentType: String, contentDigest: String?)
+        }
         let next: Next = attempts.withLock { all in
             guard let attempt = all[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
-            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType)
+            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType,
+                       contentDigest: attempt.contentDigest)
         }
-        guard case .go(let request, let bodyPath, let contentType) = next else {
+        guard case .go(let request, let bodyPath, let contentType, let contentDigest) = next else {
             if case .stop(let outcome) = next { finish(key, outcome) }
             return
         }
@@ -194,6 +217,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+        if let contentDigest { urlRequest.setValue(contentDigest, forHTTPHeaderField: ContentDigest.headerName) }
         let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
             self?.handle(key, url: url, data: data, response: response, error: error)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SpoolCore
 import UploadReceiver
 import XCTest
 
@@ -79,5 +80,50 @@ final class EndpointRulesTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(expected), "\(options): \(result.stderr)")
         }
         XCTAssertEqual(receiver.requests.count, 0)
+    }
+
+    // MARK: - Content-Digest
+
+    private func expectedDigest(_ body: [UInt8]) -> String {
+        "sha-256=:" + Data(SHA256.hash(body)).base64EncodedString() + ":"
+    }
+
+    func testContentDigest_coversTheExactBody_smallLargeAndMultipart() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let large = payload(4 * 1024 * 1024 + 17, seed: 14)  // above the in-memory limit: streamed from the file
+        try spool.drop("hello.txt", Array("hello".utf8))
+        try spool.drop("large.bin", large)
+
+        let plain = try drain(spool, receiver, ["--content-digest", "sha-256"])
+        XCTAssertEqual(plain.exitCode, 0, plain.stderr)
+        let byName = Dictionary(uniqueKeysWithValues: receiver.requests.map { ($0.target, $0) })
+        let hello = try XCTUnwrap(byName["/up/hello.txt"])
+        XCTAssertEqual(hello.header("Content-Digest"), "sha-256=:LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=:")
+        let big = try XCTUnwrap(byName["/up/large.bin"])
+        XCTAssertEqual(big.body.count, large.count)
+        XCTAssertEqual(big.header("Content-Digest"), expectedDigest(large))
+
+        try spool.drop("form.txt", Array("a form".utf8))
+        let form = try drain(spool, receiver, ["--content-digest", "SHA-256", "--form", "file"])
+        XCTAssertEqual(form.exitCode, 0, form.stderr)
+        let multipart = try XCTUnwrap(receiver.requests.last)
+        XCTAssertTrue(multipart.header("Content-Type")?.hasPrefix("multipart/form-data") ?? false)
+        XCTAssertEqual(multipart.header("Content-Digest"), expectedDigest(multipart.body), "over the whole multipart body")
+        XCTAssertNotEqual(multipart.header("Content-Digest"), expectedDigest(Array("a form".utf8)))
+    }
+
+    func testContentDigest_isAbsentByDefault_andAnUnknownAlgorithmIsAUsageError() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        try spool.drop("plain.txt", [1, 2, 3])
+        let bad = try drain(spool, receiver, ["--content-digest", "md5"])
+        XCTAssertEqual(bad.exitCode, 2)
+        XCTAssertTrue(bad.stderr.contains("'md5'"), bad.stderr)
+        XCTAssertEqual(receiver.requests.count, 0)
+
+        let result = try drain(spool, receiver)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertNil(try XCTUnwrap(receiver.requests.first).header("Content-Digest"))
     }
 }
