@@ -62,6 +62,8 @@ struct DaemonCommand {
                            help: "A host a 307/308 redirect may lead to besides the upload URL's own origin. (repeatable)"),
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
                            help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix. (repeatable)"),
+                OptionSpec("success-json", valueName: "PATH=VALUE",
+                           help: "A 2xx answer is success only if its JSON body holds VALUE at the dot PATH (e.g. status.code=200); otherwise the attempt is retried. VALUE: a number, true, false, null, \"string\" or a bare string."),
                 OptionSpec("retry-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
                            help: "Retry these HTTP statuses although they are final by default (e.g. 404,409 from an eventually consistent receiver)."),
                 OptionSpec("final-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
@@ -144,7 +146,15 @@ struct DaemonCommand {
                 throw ArgumentError("--\(option): \(error)", command: command)
             }
         }
-        let rules = OutcomeRules(retryOn: try list("retry-on"), finalOn: try list("final-on"))
+        var successJSON: JSONSuccessRule?
+        if let text = arguments.value("success-json") {
+            do {
+                successJSON = try JSONSuccessRule.parse(text)
+            } catch {
+                throw ArgumentError("--success-json \(error)", command: command)
+            }
+        }
+        let rules = OutcomeRules(retryOn: try list("retry-on"), finalOn: try list("final-on"), successJSON: successJSON)
         let both = rules.conflictingStatuses
         guard both.isEmpty else {
             throw ArgumentError(
@@ -173,7 +183,7 @@ struct DaemonCommand {
         defer { OutageMarker.remove(in: spool) }
         let transport = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-            redirects: redirects)
+            redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max))

@@ -18,6 +18,11 @@ public struct UploadOutcome: Equatable, Sendable {
     /// Whether the network error happened before any byte of the request was sent.
     public var failedBeforeSending: Bool
     public var responseExcerpt: String?
+    /// The answer's first bytes, up to the transport's answer limit, kept only when a rule
+    /// needs the body (`--success-json`); `OutcomeRules.judge` drops it.
+    public var responseBody: [UInt8]?
+    /// Whether the answer was longer than what `responseBody` kept.
+    public var responseBodyTruncated = false
     /// Seconds from a `Retry-After` header, already resolved against the response's time.
     public var retryAfterSeconds: Double?
     /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it

@@ -79,6 +79,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
 
     private var session: URLSession!
     private let deadlineSeconds: Double
+    /// Bytes of each final answer passed on in the outcome for the engine's rules (0: none).
+    private let answerLimit: Int
     private let redirects: RedirectPolicy
     private let timers = DispatchQueue(label: "spoold.transport.deadlines")
     private let sweeper: any DispatchSourceTimer
@@ -96,8 +98,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     ///   - deadlineSeconds: overall time one attempt may take, redirects included.
     ///   - idleSeconds: longest silence on the connection.
     ///   - redirects: which redirects are followed.
-    public init(concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy()) {
+    ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
+    public init(
+        concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
+        answerLimit: Int = 0
+    ) {
         self.deadlineSeconds = deadlineSeconds
+        self.answerLimit = answerLimit
         self.redirects = redirects
         sweeper = DispatchSource.makeTimerSource(queue: timers)
         // Deadline precision: a quarter of the deadline, between 50 ms and 1 s.
@@ -273,6 +280,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
                 break
             }
             var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
+            if answerLimit > 0 {
+                let body = data ?? Data()
+                outcome.responseBody = Array(body.prefix(answerLimit))
+                outcome.responseBodyTruncated = body.count > answerLimit
+            }
             if let value = http.value(forHTTPHeaderField: "Retry-After") {
                 outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
             }

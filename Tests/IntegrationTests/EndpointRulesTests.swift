@@ -126,4 +126,70 @@ final class EndpointRulesTests: XCTestCase {
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         XCTAssertNil(try XCTUnwrap(receiver.requests.first).header("Content-Digest"))
     }
+
+    // MARK: - Success inside the body
+
+    func testSuccessJSON_a200WithAFailureInside_isRetried_untilTheBodySaysSuccess() throws {
+        let receiver = try startReceiver(.perKey(
+            [.status(200, body: #"{"status": {"code": 500, "message": "storage busy"}}"#),
+             .status(200, body: #"{"status": {"code": 503}}"#)],
+            then: .status(200, body: #"{"status": {"code": 200}}"#)))
+        let spool = try TestSpool(self)
+        try spool.drop("inside.txt", [1, 2, 3])
+
+        let result = try drain(spool, receiver, ["--success-json", "status.code=200", "--keep-done"])
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 3)
+        let history = try attempts(try onlyJSON(in: spool, "done"))
+        XCTAssertEqual(history.map { $0["outcome"] as? String }, ["retryable", "retryable", "success"])
+        XCTAssertEqual(history[0]["httpStatus"] as? Int, 200)
+        XCTAssertEqual(history[0]["error"] as? String, "the answer's status.code is 500, not 200 (--success-json status.code=200)")
+        XCTAssertEqual(history[0]["responseExcerpt"] as? String, #"{"status": {"code": 500, "message": "storage busy"}}"#)
+        XCTAssertNil(history[2]["error"])
+    }
+
+    func testSuccessJSON_anAnswerThatIsNotJSON_failsTheRule_andTheItemIsParkedWithTheReason() throws {
+        let receiver = try startReceiver(.always(.status(200, body: "<html>Saved!</html>")))
+        let spool = try TestSpool(self)
+        try spool.drop("html.txt", [1, 2, 3])
+
+        let result = try drain(spool, receiver, ["--success-json", "ok=true"])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 3, "retryable: every attempt is used")
+        let json = try onlyJSON(in: spool, "failed")
+        let history = try attempts(json)
+        XCTAssertEqual(history.map { $0["outcome"] as? String }, ["retryable", "retryable", "retryable"])
+        XCTAssertEqual(history[2]["responseExcerpt"] as? String, "<html>Saved!</html>")
+        let reason = json["failureReason"] as? String ?? ""
+        XCTAssertTrue(reason.hasPrefix("HTTP 200: the answer is not JSON"), reason)
+        XCTAssertTrue(reason.hasSuffix("on attempt 3 of 3"), reason)
+        XCTAssertTrue(result.stderr.contains("gave up on"), result.stderr)
+    }
+
+    func testSuccessJSON_anAnswerLargerThanTheBound_failsTheRule() throws {
+        let padding = String(repeating: "x", count: 70 * 1024)
+        let receiver = try startReceiver(.always(.status(200, body: #"{"ok": true, "pad": "\#(padding)"}"#)))
+        let spool = try TestSpool(self)
+        try spool.drop("big-answer.txt", [1])
+
+        let result = try drain(spool, receiver, ["--success-json", "ok=true", "--max-attempts", "1"])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let json = try onlyJSON(in: spool, "failed")
+        XCTAssertTrue((json["failureReason"] as? String ?? "").contains("larger than 64 KiB"), "\(json)")
+        let excerpt = try XCTUnwrap(try attempts(json)[0]["responseExcerpt"] as? String)
+        XCTAssertEqual(excerpt.utf8.count, 512, "the history keeps the usual excerpt only")
+    }
+
+    func testSuccessJSON_invalidRule_isAUsageError() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        for rule in ["status.code", "status..code=1", "a={}"] {
+            let result = try drain(spool, receiver, ["--success-json", rule])
+            XCTAssertEqual(result.exitCode, 2, "\(rule): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("--success-json"), result.stderr)
+        }
+    }
 }
