@@ -68,6 +68,13 @@ struct DaemonCommand {
                            help: "Retry these HTTP statuses although they are final by default (e.g. 404,409 from an eventually consistent receiver)."),
                 OptionSpec("final-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
                            help: "Park an item in failed/ at once on these statuses although they are retried by default (e.g. 501)."),
+                OptionSpec("on-success", valueName: "CMD",
+                           help: "Run '/bin/sh -c CMD' after each item is uploaded, with SPOOLD_ID, SPOOLD_NAME, SPOOLD_STATUS, SPOOLD_SIZE and SPOOLD_SPOOL set (see README 'Hooks')."),
+                OptionSpec("on-failure", valueName: "CMD",
+                           help: "Run '/bin/sh -c CMD' after each item is parked in failed/; also SPOOLD_REASON."),
+                OptionSpec("hook-timeout", valueName: "SECONDS",
+                           help: "A hook still running after this long gets SIGTERM, then SIGKILL 5 s later (its whole process group).",
+                           defaultDescription: "60"),
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
                            defaultDescription: "2"),
@@ -84,6 +91,7 @@ struct DaemonCommand {
     var idleTimeout: Double
     var verbose: Bool
     var redirects: RedirectPolicy
+    var hooks: HookRunner.Commands
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -119,6 +127,18 @@ struct DaemonCommand {
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
+        hooks = HookRunner.Commands(
+            onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
+            onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
+            timeoutSeconds: try arguments.seconds("hook-timeout", range: 0.1...86_400) ?? 60)
+    }
+
+    static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
+        guard let text = arguments.value(option) else { return nil }
+        guard text.contains(where: { !$0.isWhitespace }), !text.utf8.contains(0) else {
+            throw ArgumentError("--\(option) needs a shell command", command: command)
+        }
+        return text
     }
 
     static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
@@ -184,12 +204,16 @@ struct DaemonCommand {
         let transport = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
             redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+        let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-            processTag: UInt64.random(in: 0...UInt64.max))
+            processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(LogRedaction.url(configuration.url.template)) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         let summary = try engine.run()
+        // Hooks already queued run before exit, each bounded by its timeout; the wait as a whole
+        // is bounded too (what is left is killed or skipped, and logged).
+        hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
         withExtendedLifetime((lock, signals, transport)) {}
         log.info("\(drain ? "drain finished" : "stopped"): \(summary.line)")
         return drain && summary.failed > 0 ? .partial : .success

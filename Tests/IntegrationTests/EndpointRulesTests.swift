@@ -192,4 +192,131 @@ final class EndpointRulesTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains("--success-json"), result.stderr)
         }
     }
+
+    // MARK: - Hooks
+
+    /// A hook that records its environment in DIR/KIND-ID, one field a line.
+    private func recordingHook(_ kind: String, into dir: String, exit code: Int = 0) -> String {
+        #"printf '%s\n' "$SPOOLD_ID" "$SPOOLD_NAME" "$SPOOLD_STATUS" "$SPOOLD_SIZE" "$SPOOLD_SPOOL" "$SPOOLD_REASON" > "\#(dir)/\#(kind)-$SPOOLD_ID"; exit \#(code)"#
+    }
+
+    private func hookRecords(_ dir: String, _ kind: String) throws -> [[String]] {
+        try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix(kind + "-") }.sorted().map {
+            try String(contentsOfFile: dir + "/" + $0, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+                .dropLast().map(String.init)
+        }
+    }
+
+    func testHooks_runOncePerOutcome_withTheItemInTheEnvironment_andAFailingHookChangesNothing() throws {
+        let receiver = try startReceiver(ResponseScript { request in
+            request.target.contains("refused") ? .status(422, body: "no") : .status(201)
+        })
+        let spool = try TestSpool(self)
+        let dir = spool.root + "/hooks"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try spool.drop("my file.txt", [1, 2, 3, 4, 5])
+        try spool.drop("refused.txt", [1, 2])
+
+        let result = try drain(spool, receiver, [
+            "--on-success", recordingHook("ok", into: dir, exit: 3),
+            "--on-failure", recordingHook("failed", into: dir),
+        ])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let ok = try hookRecords(dir, "ok")
+        let failed = try hookRecords(dir, "failed")
+        XCTAssertEqual(ok.count, 1, "one on-success run: \(ok)")
+        XCTAssertEqual(failed.count, 1, "one on-failure run: \(failed)")
+        XCTAssertEqual(Array(ok[0].dropFirst()), ["my file.txt", "201", "5", spool.path, ""])
+        XCTAssertEqual(Array(failed[0].dropFirst().prefix(4)), ["refused.txt", "422", "2", spool.path])
+        XCTAssertTrue(failed[0][5].contains("HTTP 422"), "\(failed[0])")
+        XCTAssertTrue(spool.files(in: "failed").contains { $0.hasPrefix(failed[0][0]) }, "SPOOLD_ID names the parked item")
+        XCTAssertTrue(result.stderr.contains("on-success hook for \(ok[0][0]) exited with status 3"), result.stderr)
+        XCTAssertEqual(spool.files(in: "pending"), [], "a failing hook leaves the upload done")
+        XCTAssertFalse(spool.files(in: "failed").contains { $0.hasPrefix(ok[0][0]) })
+    }
+
+    func testHooks_networkFailureHasAnEmptyStatus() throws {
+        let receiver = try startReceiver(.always(.faulted(.closeMidBody)))
+        let spool = try TestSpool(self)
+        let dir = spool.root + "/hooks"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try spool.drop("dropped.bin", payload(64 * 1024, seed: 9))
+
+        let result = try drain(spool, receiver, ["--max-attempts", "1", "--on-failure", recordingHook("failed", into: dir)])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let failed = try hookRecords(dir, "failed")
+        XCTAssertEqual(failed.count, 1)
+        XCTAssertEqual(failed.first?[2], "", "no HTTP status: SPOOLD_STATUS is empty")
+    }
+
+    func testHooks_aHangingHookIsKilledAfterItsTimeout_andUploadsNeverWaitForHooks() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let dir = spool.root + "/hooks"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for n in 0..<8 { try spool.drop("item-\(n).txt", [UInt8(n)]) }
+        let started = Date()
+
+        // The shell starts a grandchild and waits: the timeout must end the whole process group.
+        let result = try drain(spool, receiver, [
+            "--on-success", #"sleep 300 & echo $! > "\#(dir)/sleeper-$SPOOLD_ID"; wait"#, "--hook-timeout", "2",
+        ], timeout: 40)
+
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        let requests = receiver.requests
+        XCTAssertEqual(requests.count, 8)
+        let lines = result.stderr.split(separator: "\n")
+        let lastUpload = try XCTUnwrap(lines.lastIndex { $0.contains(" info: uploaded ") })
+        let firstKill = try XCTUnwrap(lines.firstIndex { $0.contains("still running after") })
+        XCTAssertLessThan(lastUpload, firstKill, "all eight uploads are recorded while the first four hooks still hang:\n\(result.stderr)")
+        XCTAssertGreaterThanOrEqual(elapsed, 4, "two waves of four hanging hooks, each ended at its 2 s timeout")
+        XCTAssertLessThan(elapsed, 25)
+        XCTAssertEqual(result.stderr.components(separatedBy: "still running after 2.0 s").count - 1, 8, result.stderr)
+        XCTAssertEqual(result.stderr.components(separatedBy: "was ended by signal 15").count - 1, 8, result.stderr)
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
+            let pid = try String(contentsOfFile: dir + "/" + name, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            XCTAssertTrue(stat.isEmpty || stat.contains(") Z "), "the hook's grandchild \(pid) was killed with its group: \(stat)")
+        }
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
+    func testHooks_emptyCommandOrBadTimeout_isAUsageError() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        for options in [["--on-success", " "], ["--on-failure", ""], ["--on-success", "true", "--hook-timeout", "0"]] {
+            let result = try drain(spool, receiver, options)
+            XCTAssertEqual(result.exitCode, 2, "\(options): \(result.stderr)")
+        }
+    }
+
+    func testHooks_anUploadInterruptedOnItsLastAttempt_runsOnFailureWhenRecoveryParksIt() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let dir = spool.root + "/hooks"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = spool.root + "/cut.txt"
+        try Data([7, 7, 7]).write(to: URL(fileURLWithPath: file))
+        let enqueued = try SpooldProcess.run(["enqueue", "--spool", spool.path, file])
+        XCTAssertEqual(enqueued.exitCode, 0, enqueued.stderr)
+        let id = try XCTUnwrap(enqueued.lines.first)
+        // As a daemon killed during its third attempt leaves it: in inflight/, attempt 3 counted.
+        for kind in ["blob", "json"] {
+            try FileManager.default.moveItem(
+                atPath: "\(spool.path)/pending/\(id).a0.\(kind)", toPath: "\(spool.path)/inflight/\(id).a3.\(kind)")
+        }
+
+        let result = try drain(spool, receiver, ["--on-failure", recordingHook("failed", into: dir)])
+
+        XCTAssertEqual(result.exitCode, 1, "recovery parked the item during this drain: \(result.stderr)")
+        XCTAssertEqual(receiver.requests.count, 0)
+        let failed = try hookRecords(dir, "failed")
+        XCTAssertEqual(failed.count, 1, result.stderr)
+        XCTAssertEqual(failed.first?[0], id)
+        XCTAssertEqual(failed.first?[1], "cut.txt")
+        XCTAssertTrue(failed.first?[5].contains("interrupted on attempt 3 of 3") ?? false, "\(failed)")
+    }
 }
