@@ -116,6 +116,9 @@ public final class HookRunner: ItemOutcomeObserver, Sendable {
         if dropped > 0 { log.warning("\(dropped) hook(s) were dropped because the hook queue was full") }
     }
 
+    /// Hooks dropped so far because the queue was full.
+    var droppedCount: Int { state.withLock { $0.dropped } }
+
     private func takeNext() -> ItemOutcomeEvent? {
         state.withLock { state in
             guard state.head < state.queue.count else {
