@@ -105,10 +105,10 @@ public struct SHA256: Sendable {
                     var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
                     for t in 0..<64 {
                         let s1 = e.rotr(6) ^ e.rotr(11) ^ e.rotr(25)
-                        let ch = (e & f) ^ (~e & g)
+                        let ch = g ^ (e & (f ^ g))
                         let t1 = h &+ s1 &+ ch &+ k[t] &+ w[t]
                         let s0 = a.rotr(2) ^ a.rotr(13) ^ a.rotr(22)
-                        let maj = (a & b) ^ (a & c) ^ (b & c)
+                        let maj = (a & b) | (c & (a | b))
                         let t2 = s0 &+ maj
                         (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
                     }
