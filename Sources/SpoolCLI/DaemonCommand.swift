@@ -210,7 +210,14 @@ struct DaemonCommand {
             processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(LogRedaction.url(configuration.url.template)) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
-        let summary = try engine.run()
+        let summary: RunSummary
+        do {
+            summary = try engine.run()
+        } catch {
+            // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
+            hookRunner?.finish(waitingAtMostSeconds: 0)
+            throw error
+        }
         // Hooks already queued run before exit, each bounded by its timeout; the wait as a whole
         // is bounded too (what is left is killed or skipped, and logged).
         hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
