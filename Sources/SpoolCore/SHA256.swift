@@ -103,14 +103,17 @@ public struct SHA256: Sendable {
                         w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
                     }
                     var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
-                    for t in 0..<64 {
-                        let s1 = e.rotr(6) ^ e.rotr(11) ^ e.rotr(25)
-                        let ch = g ^ (e & (f ^ g))
-                        let t1 = h &+ s1 &+ ch &+ k[t] &+ w[t]
-                        let s0 = a.rotr(2) ^ a.rotr(13) ^ a.rotr(22)
-                        let maj = (a & b) | (c & (a | b))
-                        let t2 = s0 &+ maj
-                        (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+                    // Eight rounds per pass with the roles of the variables rotated, so no round
+                    // moves all eight words.
+                    for t in stride(from: 0, to: 64, by: 8) {
+                        SHA256.round(a, b, c, &d, e, f, g, &h, k[t] &+ w[t])
+                        SHA256.round(h, a, b, &c, d, e, f, &g, k[t + 1] &+ w[t + 1])
+                        SHA256.round(g, h, a, &b, c, d, e, &f, k[t + 2] &+ w[t + 2])
+                        SHA256.round(f, g, h, &a, b, c, d, &e, k[t + 3] &+ w[t + 3])
+                        SHA256.round(e, f, g, &h, a, b, c, &d, k[t + 4] &+ w[t + 4])
+                        SHA256.round(d, e, f, &g, h, a, b, &c, k[t + 5] &+ w[t + 5])
+                        SHA256.round(c, d, e, &f, g, h, a, &b, k[t + 6] &+ w[t + 6])
+                        SHA256.round(b, c, d, &e, f, g, h, &a, k[t + 7] &+ w[t + 7])
                     }
                     h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d
                     h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
@@ -118,6 +121,20 @@ public struct SHA256: Sendable {
             }
         }
         state = (h0, h1, h2, h3, h4, h5, h6, h7)
+    }
+}
+
+extension SHA256 {
+    /// One round (FIPS 180-4 6.2.2 step 3) with `d` and `h` updated in place: the caller rotates
+    /// the names instead of moving the words.
+    @inline(__always)
+    fileprivate static func round(
+        _ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32, _ e: UInt32, _ f: UInt32, _ g: UInt32,
+        _ h: inout UInt32, _ kw: UInt32
+    ) {
+        let t1 = h &+ (e.rotr(6) ^ e.rotr(11) ^ e.rotr(25)) &+ (g ^ (e & (f ^ g))) &+ kw
+        d &+= t1
+        h = t1 &+ (a.rotr(2) ^ a.rotr(13) ^ a.rotr(22)) &+ ((a & b) | (c & (a | b)))
     }
 }
 
