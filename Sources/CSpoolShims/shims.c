@@ -1,5 +1,10 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "CSpoolShims.h"
 
@@ -8,3 +13,53 @@ int spoold_syncfs(int fd) { return syncfs(fd); }
 int spoold_take_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 
 int spoold_release_lease(int fd) { return fcntl(fd, F_SETLEASE, F_UNLCK); }
+
+int spoold_spawn_shell(const char *command, char *const envp[], int quiet, pid_t *pid) {
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_t actions;
+    int rc = posix_spawnattr_init(&attr);
+    if (rc != 0) return rc;
+    rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) {
+        posix_spawnattr_destroy(&attr);
+        return rc;
+    }
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    int reset[] = {SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD};
+    for (unsigned i = 0; i < sizeof reset / sizeof reset[0]; i++) sigaddset(&defaults, reset[i]);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0) rc = posix_spawnattr_setpgroup(&attr, 0);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &defaults);
+    if (rc == 0) rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0) {
+        rc = quiet ? posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+                   : posix_spawn_file_actions_adddup2(&actions, 2, 1);
+    }
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (rc == 0) {
+        char *const argv[] = {"sh", "-c", (char *)command, NULL};
+        rc = posix_spawn(pid, "/bin/sh", &actions, &attr, argv, envp);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+int spoold_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int spoold_child_has_exited(pid_t pid) {
+    siginfo_t info;
+    info.si_pid = 0;
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0) return -1;
+    return info.si_pid != 0;
+}

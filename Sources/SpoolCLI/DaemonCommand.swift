@@ -62,10 +62,25 @@ struct DaemonCommand {
                            help: "An environment variable holding a secret 'Name: value' header; like --header-file."),
                 OptionSpec("form", valueName: "FIELD",
                            help: "Send multipart/form-data: the blob as file part FIELD (with the item's name and content type) plus the item's fields."),
+                OptionSpec("content-digest", valueName: "ALGORITHM",
+                           help: "Send an RFC 9530 Content-Digest header computed over the exact body sent (multipart included). ALGORITHM: sha-256."),
                 OptionSpec("allow-redirect-host", kind: .repeatedValue, valueName: "HOST",
                            help: "A host a 307/308 redirect may lead to besides the upload URL's own origin."),
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
                            help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix."),
+                OptionSpec("success-json", valueName: "PATH=VALUE",
+                           help: "A 2xx answer is success only if its JSON body holds VALUE at the dot PATH (e.g. status.code=200); otherwise the attempt is retried. VALUE: a number, true, false, null, \"string\" or a bare string."),
+                OptionSpec("retry-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
+                           help: "Retry these HTTP statuses although they are final by default (e.g. 404,409 from an eventually consistent receiver)."),
+                OptionSpec("final-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
+                           help: "Park an item in failed/ at once on these statuses although they are retried by default (e.g. 501)."),
+                OptionSpec("on-success", valueName: "CMD",
+                           help: "Run '/bin/sh -c CMD' after each item is uploaded, with SPOOLD_ID, SPOOLD_NAME, SPOOLD_STATUS, SPOOLD_SIZE and SPOOLD_SPOOL set (see README 'Hooks')."),
+                OptionSpec("on-failure", valueName: "CMD",
+                           help: "Run '/bin/sh -c CMD' after each item is parked in failed/; also SPOOLD_REASON."),
+                OptionSpec("hook-timeout", valueName: "SECONDS",
+                           help: "A hook still running after this long gets SIGTERM, then SIGKILL 5 s later (its whole process group).",
+                           defaultDescription: "60"),
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
@@ -87,6 +102,7 @@ struct DaemonCommand {
     var idleTimeout: Double
     var verbose: Bool
     var redirects: RedirectPolicy
+    var hooks: HookRunner.Commands
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -116,11 +132,25 @@ struct DaemonCommand {
             formField: try DaemonCommand.formField(arguments, command: command),
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
             credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
-            maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil)
+            maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil,
+            outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
+            contentDigest: try DaemonCommand.contentDigest(arguments, command: command))
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
+        hooks = HookRunner.Commands(
+            onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
+            onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
+            timeoutSeconds: try arguments.seconds("hook-timeout", range: 0.1...86_400) ?? 60)
+    }
+
+    static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
+        guard let text = arguments.value(option) else { return nil }
+        guard text.contains(where: { !$0.isWhitespace }), !text.utf8.contains(0) else {
+            throw ArgumentError("--\(option) needs a shell command", command: command)
+        }
+        return text
     }
 
     static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
@@ -129,6 +159,41 @@ struct DaemonCommand {
             throw ArgumentError("--form needs a field name without control characters", command: command)
         }
         return field
+    }
+
+    static func contentDigest(_ arguments: ParsedArguments, command: String) throws -> ContentDigest? {
+        guard let text = arguments.value("content-digest") else { return nil }
+        guard let algorithm = ContentDigest(rawValue: text.lowercased()) else {
+            let known = ContentDigest.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ArgumentError("--content-digest '\(text)' is not supported (use: \(known))", command: command)
+        }
+        return algorithm
+    }
+
+    static func outcomeRules(_ arguments: ParsedArguments, command: String) throws -> OutcomeRules {
+        func list(_ option: String) throws -> StatusList {
+            do {
+                return try StatusList.parse(arguments.values(option))
+            } catch {
+                throw ArgumentError("--\(option): \(error)", command: command)
+            }
+        }
+        var successJSON: JSONSuccessRule?
+        if let text = arguments.value("success-json") {
+            do {
+                successJSON = try JSONSuccessRule.parse(text)
+            } catch {
+                throw ArgumentError("--success-json \(error)", command: command)
+            }
+        }
+        let rules = OutcomeRules(retryOn: try list("retry-on"), finalOn: try list("final-on"), successJSON: successJSON)
+        let both = rules.conflictingStatuses
+        guard both.isEmpty else {
+            throw ArgumentError(
+                "--retry-on and --final-on both name \(both.map(String.init).joined(separator: ",")): a status has one class",
+                command: command)
+        }
+        return rules
     }
 
     static func allowedURLs(_ arguments: ParsedArguments, command: String) throws -> URLAllowList {
@@ -150,15 +215,26 @@ struct DaemonCommand {
         defer { OutageMarker.remove(in: spool) }
         let transport = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-            redirects: redirects)
+            redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+        let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-            processTag: UInt64.random(in: 0...UInt64.max))
+            processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         // The lock is held until what is left has been counted.
         defer { withExtendedLifetime((lock, signals, transport)) {} }
-        let summary = try engine.run()
+        let summary: RunSummary
+        do {
+            summary = try engine.run()
+        } catch {
+            // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
+            hookRunner?.finish(waitingAtMostSeconds: 0)
+            throw error
+        }
+        // Hooks already queued run before exit, each bounded by its timeout; the wait as a whole
+        // is bounded too (what is left is killed or skipped, and logged).
+        hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
         guard drain else {
             log.info("stopped: \(summary.line)")
             return .success

@@ -18,11 +18,21 @@ public struct UploadOutcome: Equatable, Sendable {
     /// Whether the network error happened before any byte of the request was sent.
     public var failedBeforeSending: Bool
     public var responseExcerpt: String?
+    /// The answer's first bytes, up to the transport's answer limit, kept only when a rule
+    /// needs the body (`--success-json`); `OutcomeRules.judge` drops it.
+    public var responseBody: [UInt8]?
+    /// Whether the answer was longer than what `responseBody` kept.
+    public var responseBodyTruncated = false
     /// Seconds from a `Retry-After` header, already resolved against the response's time.
     public var retryAfterSeconds: Double?
     /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it
     /// may not use): the outcome is final whatever the status.
     public var refusal: String?
+    /// The class the endpoint's rules (`OutcomeRules`: `--retry-on`, `--final-on`,
+    /// `--success-json`) gave this outcome; nil means the default table of `OutcomeClassifier`.
+    public var ruledClass: Class?
+    /// Why the rules did not take a 2xx answer as success (`--success-json`), for the history.
+    public var ruleFailure: String?
 
     public init(
         httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
@@ -50,19 +60,20 @@ public struct UploadOutcome: Equatable, Sendable {
         return outcome
     }
 
-    public var `class`: Class { OutcomeClassifier.classify(self) }
+    public var `class`: Class { ruledClass ?? OutcomeClassifier.classify(self) }
 
     /// One line for logs and the attempt history.
     public var summary: String {
         if let refusal {
             return httpStatus.map { "HTTP \($0): \(refusal)" } ?? refusal
         }
-        if let status = httpStatus { return "HTTP \(status)" }
+        if let status = httpStatus { return ruleFailure.map { "HTTP \(status): \($0)" } ?? "HTTP \(status)" }
         return networkError ?? "unknown error"
     }
 
-    /// The error text kept in the attempt history: the refusal or the network error.
+    /// The error text kept in the attempt history: the refusal, the unmet success rule or the
+    /// network error.
     public var errorText: String? {
-        refusal ?? (httpStatus == nil ? networkError : nil)
+        refusal ?? ruleFailure ?? (httpStatus == nil ? networkError : nil)
     }
 }

@@ -73,9 +73,14 @@ extension Engine {
             start(claim, now: now)
         }
         let finished = try spool.apply(batch, round.claims.count..<batch.transitions.count, removingInBackground: true)
+        var vanished = Set<ItemID>()
         for (transition, result) in zip(round.finished, finished) where result != .moved {
             log.warning("\(transition.record.id) vanished while being recorded (\(result))")
             items[transition.record.id] = nil
+            vanished.insert(transition.record.id)
+        }
+        if let observer {
+            for event in round.outcomes where !vanished.contains(event.id) { observer.itemFinished(event) }
         }
         for message in round.messages {
             if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
@@ -98,6 +103,7 @@ extension Engine {
             url: metadata.url ?? configuration.url.url(id: id, originalNameBytes: metadata.originalNameBytesOrUTF8),
             method: configuration.method, blobPath: spool.path(of: blob, at: location),
             size: metadata.size, contentType: metadata.contentType, headers: headers)
+        request.contentDigest = configuration.contentDigest
         if let field = configuration.formField {
             request.form = MultipartForm(
                 fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
@@ -119,7 +125,7 @@ extension Engine {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue
             }
-            let outcome = completion.outcome
+            let outcome = configuration.outcomeRules.judge(completion.outcome)
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             let action: ItemLifecycle.Action
@@ -144,6 +150,9 @@ extension Engine {
                 items[id] = nil
                 summary.uploaded += 1
                 round.messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
+                round.outcomes.append(ItemOutcomeEvent(
+                    kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
+                    size: metadata.size))
             case .requeue(let from, let to, let notBefore) where to.attempt < from.attempt:
                 // Handed back: the attempt did not count, so the history is left as it was.
                 round.finish(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
@@ -164,6 +173,9 @@ extension Engine {
                 items[id] = nil
                 summary.failed += 1
                 round.messages.append("gave up on \(id): \(reason); parked in failed/")
+                round.outcomes.append(ItemOutcomeEvent(
+                    kind: .failed, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
+                    size: metadata.size, reason: reason))
             case .claimAndUpload:
                 preconditionFailure("finish never claims")
             }
@@ -232,5 +244,8 @@ extension Engine {
         }
         summary.failed += 1
         log.warning("\(id) cannot be uploaded: \(reason); parked in failed/")
+        observer?.itemFinished(ItemOutcomeEvent(
+            kind: .failed, id: id, originalName: metadata?.originalName ?? "", httpStatus: metadata?.attempts.last?.httpStatus,
+            size: metadata?.size ?? 0, reason: reason))
     }
 }

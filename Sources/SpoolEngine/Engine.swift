@@ -15,6 +15,8 @@ public final class Engine {
     let clock: any Clock
     let configuration: EngineConfiguration
     let log: EventLog
+    /// Told of each upload and each item parked in failed/, once durable (`--on-success`...).
+    let observer: (any ItemOutcomeObserver)?
 
     /// Every item that is pending or in flight (terminal items are not tracked).
     var items: [ItemID: ItemLifecycle] = [:]
@@ -87,8 +89,9 @@ public final class Engine {
 
     public init(
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
-        log: EventLog, processTag: UInt64
+        log: EventLog, processTag: UInt64, observer: (any ItemOutcomeObserver)? = nil
     ) throws {
+        self.observer = observer
         self.spool = spool
         self.transport = transport
         self.clock = clock

@@ -30,6 +30,10 @@ public struct EngineConfiguration: Sendable {
     /// Secrets from `--header-file` and `--header-env`: sent with every request (they win over an
     /// item's own headers), never stored in a json, the index or the log.
     public var credentialHeaders: [String: String]
+    /// `--retry-on`, `--final-on`: how the endpoint's answers are classed beyond the defaults.
+    public var outcomeRules: OutcomeRules
+    /// `--content-digest sha-256`: an RFC 9530 `Content-Digest` header over the body sent.
+    public var contentDigest: ContentDigest?
 
     /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
     /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,
@@ -41,12 +45,13 @@ public struct EngineConfiguration: Sendable {
         keepDone: Bool = false, settleSeconds: Double = 2, exitWhenIdle: Bool = false, headers: [String: String] = [:],
         rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60, formField: String? = nil,
         allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:],
-        maximumRunSeconds: Double? = nil
+        maximumRunSeconds: Double? = nil, outcomeRules: OutcomeRules = OutcomeRules(), contentDigest: ContentDigest? = nil
     ) {
         (self.url, self.method, self.concurrency, self.policy) = (url, method, concurrency, policy)
         (self.keepDone, self.settleSeconds, self.exitWhenIdle, self.headers) = (keepDone, settleSeconds, exitWhenIdle, headers)
         (self.rescanSeconds, self.maximumProbeSeconds) = (rescanSeconds, maximumProbeSeconds)
         (self.formField, self.allowedURLs, self.credentialHeaders) = (formField, allowedURLs, credentialHeaders)
         self.maximumRunSeconds = maximumRunSeconds
+        (self.outcomeRules, self.contentDigest) = (outcomeRules, contentDigest)
     }
 }

@@ -18,6 +18,8 @@ struct Round {
     var finishedIDs = Set<ItemID>()
     /// Log lines for finished uploads, written once the round is durable.
     var messages: [String] = []
+    /// Items uploaded or parked, told to the engine's observer (hooks) once the round is durable.
+    var outcomes: [ItemOutcomeEvent] = []
 
     var isEmpty: Bool { claims.isEmpty && finished.isEmpty }
 

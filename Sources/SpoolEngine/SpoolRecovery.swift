@@ -15,6 +15,8 @@ public enum SpoolRecovery {
         public var requeued = 0
         /// Interrupted uploads that were their item's last attempt: parked in failed/.
         public var failed = 0
+        /// Those parked items, for `--on-failure` (told once the recovery's commit is durable).
+        public var parked: [ItemOutcomeEvent] = []
         public var notes: [String] = []
     }
 
@@ -81,6 +83,9 @@ public enum SpoolRecovery {
                 metadata?.failureReason = reason
                 interrupted.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
                 outcome.failed += 1
+                outcome.parked.append(ItemOutcomeEvent(
+                    kind: .failed, id: id, originalName: metadata?.originalName ?? "", httpStatus: nil,
+                    size: metadata?.size ?? 0, reason: reason))
             default:
                 preconditionFailure("recovery only requeues or fails")
             }

@@ -18,6 +18,11 @@ import FoundationNetworking
 ///   else ends the attempt with a final refusal.
 /// - Multipart (`--form`): the body is assembled as a file in the spool's `tmp/` on a background
 ///   queue, uploaded like a blob, and removed when the attempt ends.
+/// - Content-Digest (`--content-digest`): the body file (blob or multipart body) is hashed before
+///   the first request, on a serial queue of its own, and the header kept for every redirect hop.
+///   Serial on purpose: hashing is CPU-bound (about 5 ms per MiB), and blocks that hold a thread
+///   for seconds on a concurrent queue starve Dispatch's small global pool, which the session's
+///   delegate queue needs (the same stall was measured with hooks run as Dispatch blocks).
 /// - Request headers are never logged (they may hold credentials from `--header-file`).
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTaskDelegate, @unchecked Sendable {
     /// Bytes of response body kept for the attempt history.
@@ -58,6 +63,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         let completion: @Sendable (UploadOutcome) -> Void
         var bodyPath: String
         var contentType: String
+        /// The `Content-Digest` value, computed once per attempt before the first request.
+        var contentDigest: String?
         var task: URLSessionTask?
         var hops = 0
         var timedOut = false
@@ -75,12 +82,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
 
     private var session: URLSession!
     private let deadlineSeconds: Double
+    /// Bytes of each final answer passed on in the outcome for the engine's rules (0: none).
+    private let answerLimit: Int
     private let redirects: RedirectPolicy
     private let timers = DispatchQueue(label: "spoold.transport.deadlines")
     private let sweeper: any DispatchSourceTimer
     /// Whether `sweeper` is resumed; changed only under `attempts`' lock.
     private let sweeping = Mutex(false)
     private let builders = DispatchQueue(label: "spoold.transport.multipart", attributes: .concurrent)
+    private let digests = DispatchQueue(label: "spoold.transport.digests")
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -92,8 +102,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     ///   - deadlineSeconds: overall time one attempt may take, redirects included.
     ///   - idleSeconds: longest silence on the connection.
     ///   - redirects: which redirects are followed.
-    public init(concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy()) {
+    ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
+    public init(
+        concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
+        answerLimit: Int = 0
+    ) {
         self.deadlineSeconds = deadlineSeconds
+        self.answerLimit = answerLimit
         self.redirects = redirects
         sweeper = DispatchSource.makeTimerSource(queue: timers)
         // Deadline precision: a quarter of the deadline, between 50 ms and 1 s.
@@ -147,8 +162,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         if let form = request.form, let formPath = request.formBodyPath {
             builders.async { [weak self] in
                 guard let self else { return }
+                let bodySize: Int64
                 do {
-                    _ = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
+                    bodySize = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
                 } catch {
                     self.finish(key, .network("could not assemble the multipart body: \(error)"))
                     return
@@ -157,11 +173,31 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
                     all[key]?.bodyPath = formPath
                     all[key]?.contentType = form.headerValue
                 }
-                self.send(key, to: url)
+                if let algorithm = request.contentDigest {
+                    self.digests.async { self.digestThenSend(key, algorithm, bodyPath: formPath, size: bodySize, to: url) }
+                } else {
+                    self.send(key, to: url)
+                }
+            }
+        } else if let algorithm = request.contentDigest {
+            digests.async { [weak self] in
+                self?.digestThenSend(key, algorithm, bodyPath: request.blobPath, size: request.size, to: url)
             }
         } else {
             starts.async { [weak self] in self?.send(key, to: url) }
         }
+    }
+
+    /// Hashes the body file, keeps the header value for the attempt, and sends it.
+    private func digestThenSend(_ key: Int, _ algorithm: ContentDigest, bodyPath: String, size: Int64, to url: URL) {
+        do {
+            let value = algorithm.headerValue(digest: try FileDigest.sha256(of: bodyPath, expectedSize: size))
+            attempts.withLock { all in all[key]?.contentDigest = value }
+        } catch {
+            finish(key, .network("could not compute the Content-Digest: \(error)"))
+            return
+        }
+        send(key, to: url)
     }
 
     public func cancelAll() {
@@ -178,14 +214,18 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     /// made outside `attempts`' lock: `uploadTask` waits for the session's own queue, and
     /// completions must not wait for that.
     private func send(_ key: Int, to url: URL) {
-        enum Next { case gone, stop(UploadOutcome), go(UploadRequest, bodyPath: String, contentType: String) }
+        enum Next {
+            case gone, stop(UploadOutcome)
+            case go(UploadRequest, bodyPath: String, contentType: String, contentDigest: String?)
+        }
         let next: Next = attempts.withLock { all in
             guard let attempt = all[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
-            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType)
+            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType,
+                       contentDigest: attempt.contentDigest)
         }
-        guard case .go(let request, let bodyPath, let contentType) = next else {
+        guard case .go(let request, let bodyPath, let contentType, let contentDigest) = next else {
             if case .stop(let outcome) = next { finish(key, outcome) }
             return
         }
@@ -196,6 +236,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+        if let contentDigest { urlRequest.setValue(contentDigest, forHTTPHeaderField: ContentDigest.headerName) }
         let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
             self?.handle(key, url: url, data: data, response: response, error: error)
         }
@@ -251,6 +292,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
                 break
             }
             var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
+            if answerLimit > 0 {
+                let body = data ?? Data()
+                outcome.responseBody = Array(body.prefix(answerLimit))
+                outcome.responseBodyTruncated = body.count > answerLimit
+            }
             if let value = http.value(forHTTPHeaderField: "Retry-After") {
                 outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
             }

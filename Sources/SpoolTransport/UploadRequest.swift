@@ -17,6 +17,9 @@ public struct UploadRequest: Sendable {
     public var form: MultipartForm?
     /// Where the multipart body is assembled (in the spool's `tmp/`); removed after the attempt.
     public var formBodyPath: String?
+    /// With `--content-digest`: send an RFC 9530 `Content-Digest` over the exact body (the
+    /// multipart body when there is one), computed before the request.
+    public var contentDigest: ContentDigest?
 
     public init(
         id: ItemID, attempt: Int, url: String, method: String, blobPath: String, size: Int64, contentType: String,

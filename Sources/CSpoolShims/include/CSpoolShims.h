@@ -1,6 +1,8 @@
 #ifndef CSPOOLSHIMS_H
 #define CSPOOLSHIMS_H
 
+#include <sys/types.h>
+
 /// syncfs(2): flush every dirty page and inode of the file system holding `fd`. Glibc declares
 /// it only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int spoold_syncfs(int fd);
@@ -11,5 +13,21 @@ int spoold_take_read_lease(int fd);
 
 /// fcntl(fd, F_SETLEASE, F_UNLCK): gives a lease back.
 int spoold_release_lease(int fd);
+
+/// posix_spawn(3) of `/bin/sh -c command` for a hook: in a new process group (so a timeout can
+/// signal the shell and its children together), default signal dispositions and an empty signal
+/// mask (the daemon ignores SIGPIPE, SIGTERM and SIGINT, which exec would otherwise pass on),
+/// stdin from /dev/null, stdout onto the daemon's stderr (or /dev/null when `quiet`), every
+/// descriptor above 2 closed (posix_spawn_file_actions_addclosefrom_np, glibc 2.34+).
+/// Returns 0 and sets `*pid`, or an errno.
+int spoold_spawn_shell(const char *command, char *const envp[], int quiet, pid_t *pid);
+
+/// pidfd_open(2): a descriptor that polls readable when `pid` exits; -1 with errno if the
+/// kernel lacks it (before Linux 5.3).
+int spoold_pidfd_open(pid_t pid);
+
+/// Whether child `pid` has exited, without reaping it (waitid with WEXITED|WNOHANG|WNOWAIT):
+/// 1 exited, 0 still running, -1 with errno on error (ECHILD). `si_pid` is a macro Swift cannot see.
+int spoold_child_has_exited(pid_t pid);
 
 #endif
