@@ -16,6 +16,9 @@ public final class IndexFile {
         public var truncatedBytes: Int = 0
         /// Set when a damaged record before the tail made us set the file aside.
         public var setAsideAs: String?
+        /// Set when `index.wal` was not a regular file (a folder, a FIFO, a symlink) and was set
+        /// aside under this name, so a fresh index could be started.
+        public var notAFileSetAsideAs: String?
     }
 
     private let fs: any FileSystem
@@ -40,14 +43,25 @@ public final class IndexFile {
     /// Reads the index, repairing what a crash may leave (RELIABILITY rule 5), and returns the last
     /// record per item: the intent to complete for a pair split by a crash.
     public func openAndRecover(now: Timestamp) throws -> (lastByItem: [ItemID: IndexRecord], report: OpenReport) {
-        let file = try reopen()
-        guard try fs.lock(file, exclusive: true, wait: true) else { return ([:], OpenReport()) }
+        let file: FileDescriptor
+        var notAFile: String?
+        do {
+            file = try reopen()
+        } catch let error as SystemError where IndexFile.meansNotAFile(error.code) {
+            // Bad state is set aside, never a reason to refuse to start: keep it, begin afresh.
+            let name = IndexFile.asideName(now: now)
+            try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
+            try fs.sync(root, label: "spool directory")
+            notAFile = name
+            file = try reopen()
+        }
+        guard try fs.lock(file, exclusive: true, wait: true) else { return ([:], OpenReport(notAFileSetAsideAs: notAFile)) }
         defer { _ = try? unlock(file) }
         guard let bytes = try fs.readAll(file, limit: 512 << 20) else {
-            return ([:], try setAside(file, now: now, reason: OpenReport()))
+            return ([:], try setAside(file, now: now, reason: OpenReport(notAFileSetAsideAs: notAFile)))
         }
         let scan = IndexLogCodec.decode(bytes)
-        var report = OpenReport(records: scan.records.count)
+        var report = OpenReport(records: scan.records.count, notAFileSetAsideAs: notAFile)
         switch scan.damage {
         case .none:
             if bytes.isEmpty { try writeHeader(file) }
@@ -67,22 +81,27 @@ public final class IndexFile {
 
     /// Reads the index without changing anything (for `spoold check`): the last record per item as
     /// `openAndRecover` would return it, and what it would repair. A missing index is an empty one.
-    public func inspect() throws -> (lastByItem: [ItemID: IndexRecord], damage: IndexLogScan.Damage) {
+    /// `isRegularFile` is false when `index.wal` is a folder, a symlink or another non-file, which
+    /// recovery sets aside.
+    public func inspect() throws -> (lastByItem: [ItemID: IndexRecord], damage: IndexLogScan.Damage, isRegularFile: Bool) {
         let file: FileDescriptor
         do {
             file = try fs.open(SpoolFolder.indexFileName, relativeTo: root, flags: [.readOnly, .nonBlocking], mode: 0)
         } catch let error as SystemError where error.isNotFound {
-            return ([:], .none)
+            return ([:], .none, true)
+        } catch let error as SystemError where IndexFile.meansNotAFile(error.code) {
+            return ([:], .none, false)
         }
         return try fs.closing(file) { file in
-            guard try fs.status(of: file).type == .regular, let bytes = try fs.readAll(file, limit: 512 << 20) else {
-                return ([:], .corruptMiddle(offset: 0))
+            guard try fs.status(of: file).type == .regular else { return ([:], .none, false) }
+            guard let bytes = try fs.readAll(file, limit: 512 << 20) else {
+                return ([:], .corruptMiddle(offset: 0), true)
             }
             let scan = IndexLogCodec.decode(bytes)
-            if case .corruptMiddle = scan.damage { return ([:], scan.damage) }  // recovery rebuilds from the folders
+            if case .corruptMiddle = scan.damage { return ([:], scan.damage, true) }  // recovery rebuilds from the folders
             var last: [ItemID: IndexRecord] = [:]
             for record in scan.records { last[record.id] = record }
-            return (last, scan.damage)
+            return (last, scan.damage, true)
         }
     }
 
@@ -156,12 +175,24 @@ public final class IndexFile {
         let status = try fs.status(of: file)
         guard status.type == .regular else {
             fs.close(file)
-            throw SystemError("open", path: SpoolFolder.indexFileName, code: 21 /* EISDIR: not a regular file */)
+            throw SystemError("open", path: SpoolFolder.indexFileName, code: EISDIR)  // not a regular file
         }
         fd = file
         identity = (status.device, status.inode)
         return file
     }
+
+    /// `index.wal.corrupt-<time>-<pid>-<random>`: unique even for two damaged indexes in one
+    /// millisecond (devices without a clock boot at the same time every time), so the evidence
+    /// is never renamed over.
+    private static func asideName(now: Timestamp) -> String {
+        "\(SpoolFolder.indexFileName).corrupt-\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// What opening `index.wal` read-write answers when it is not a regular file: a folder
+    /// (EISDIR), a symlink (ELOOP, we never follow one), a socket (ENXIO); `reopen` reports a FIFO
+    /// or a device as EISDIR too.
+    public static func meansNotAFile(_ code: Int32) -> Bool { code == EISDIR || code == ELOOP || code == ENXIO }
 
     private func isStale(_ file: FileDescriptor) throws -> Bool {
         guard let onDisk = try? fs.status(of: SpoolFolder.indexFileName, in: root) else { return true }
@@ -179,9 +210,7 @@ public final class IndexFile {
     /// recovery then rebuilds from the directories.
     private func setAside(_ file: FileDescriptor, now: Timestamp, reason: OpenReport) throws -> OpenReport {
         var report = reason
-        // Unique even for two damaged indexes in one millisecond (devices without a clock boot at
-        // the same time every time): the evidence must never be renamed over.
-        let name = "\(SpoolFolder.indexFileName).corrupt-\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let name = IndexFile.asideName(now: now)
         try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
         try fs.sync(root, label: "spool directory")
         report.setAsideAs = name

@@ -350,6 +350,29 @@ public final class Spool {
         try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
     }
 
+    /// Moves an entry spoold cannot use (a folder named like an item file, a FIFO in tmp/) into
+    /// `SPOOL/corrupt/` as `<folder>.<name>.<time>-<pid>-<random>`, kept for the operator and never
+    /// deleted: bad state is set aside, never a reason to stop. Returns its new path in the spool.
+    /// A missing entry (a lost race) throws ENOENT.
+    @discardableResult
+    public func setAside(_ name: String, in folder: SpoolFolder, now: Timestamp) throws -> String {
+        let corruptName = SpoolFolder.corruptFolderName
+        do { try fs.makeDirectory(corruptName, in: root, mode: 0o700) } catch let e as SystemError where e.code == EEXIST {}
+        let corrupt: FileDescriptor
+        do {
+            corrupt = try fs.open(corruptName, relativeTo: root, flags: [.directory], mode: 0)
+        } catch let error as SystemError where error.code == ELOOP || error.code == ENOTDIR {
+            throw SpoolError.notAFolder("\(path)/\(corruptName)")
+        }
+        return try fs.closing(corrupt) { corrupt in
+            let aside = "\(folder.rawValue).\(name).\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            try fs.rename(name, in: descriptor(folder), to: aside, in: corrupt)
+            try fs.sync(corrupt, label: "\(path)/\(corruptName)")
+            try fs.sync(descriptor(folder), label: "\(path)/\(folder.rawValue)")
+            return "\(corruptName)/\(aside)"
+        }
+    }
+
     public func setModificationTime(_ name: String, in folder: SpoolFolder, to time: Timestamp) throws {
         let fd = try fs.open(name, relativeTo: descriptor(folder), flags: [.readOnly, .nonBlocking], mode: 0)
         try fs.closing(fd) { fd in try fs.setModificationTime(fd, milliseconds: time.millisecondsSinceEpoch) }
