@@ -88,6 +88,8 @@ public final class Engine {
         incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming")
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
+        // Items added (by `enqueue`) after recovery listed pending/ and before the watch was set.
+        try scanPending(now: clock.now())
         var cancelled = false
         while true {
             let now = clock.now()

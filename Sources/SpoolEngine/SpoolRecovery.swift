@@ -37,6 +37,12 @@ public enum SpoolRecovery {
     /// pending/ (count kept) or failed/ (last attempt), and compacts the index. Idempotent: a crash
     /// anywhere in here is just another crash, planned again from the files at the next start.
     public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
+        // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
+        // an add: its files are not orphans. Wait for it, and keep the next one out until done.
+        try spool.excludingStagers { try runExcludingStagers(spool: spool, policy: policy, now: now, log: log) }
+    }
+
+    private static func runExcludingStagers(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
         let opened = try spool.index.openAndRecover(now: now)
         if let aside = opened.report.notAFileSetAsideAs {
             log.warning("index.wal was not a regular file; set it aside as \(aside), started a fresh index and rebuilt the state from the folders")

@@ -17,6 +17,14 @@ public final class Spool {
     private let reaper: FileReaper
     private let folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
+    /// Set by processes that do not hold the daemon lock (`enqueue`, `retry`, `purge`): each of
+    /// their adds and commits then holds a shared flock(2) on `tmp/` from its first staged file to
+    /// its last rename, and a daemon's start-up recovery, which removes orphans from `tmp/` and
+    /// completes half-renamed pairs, takes it exclusively (`excludingStagers`). So recovery never
+    /// removes or "repairs" what a live process is in the middle of adding, and such a process
+    /// waits for a recovery in progress before it starts.
+    public var sharesStagingWithRecovery = false
+    private var holdsStagingExclusively = false
 
     /// Opens a spool, creating its layout on first use.
     public init(path: String, fs: any FileSystem = PosixFileSystem(), create: Bool = true) throws {
@@ -118,8 +126,10 @@ public final class Spool {
     /// folder once. Claims and recorded successes need no folder fsync: their synced index record
     /// is enough, because recovery completes them from the index wherever their files are.
     public func commit(_ transitions: [SpoolTransition]) throws -> [TransitionResult] {
-        let batch = try record(transitions)
-        return try apply(batch, transitions.indices)
+        try whileRecoveryWaits {
+            let batch = try record(transitions)
+            return try apply(batch, transitions.indices)
+        }
     }
 
     /// The first half of `commit`: stages new json contents in tmp/, then appends and syncs the
@@ -222,6 +232,10 @@ public final class Spool {
     /// synced, the pair renamed into pending/ (json last), the folders synced. Only then does the
     /// caller report success.
     public func add(_ items: [NewItem]) throws -> [AddResult] {
+        try whileRecoveryWaits { try addUnguarded(items) }
+    }
+
+    private func addUnguarded(_ items: [NewItem]) throws -> [AddResult] {
         var prepared: [(item: NewItem, blob: PreparedBlob)] = []
         var results = [AddResult?](repeating: nil, count: items.count)
         var order: [Int] = []
@@ -296,6 +310,10 @@ public final class Spool {
     /// Moves an item's json alone to `to` with new contents (its blob is gone): recorded in the
     /// index like any transition, so `show` can explain why the item is in failed/.
     public func quarantine(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
+        try whileRecoveryWaits { try quarantineUnguarded(id, from: from, to: to, metadata: metadata) }
+    }
+
+    private func quarantineUnguarded(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
         let fromName = jsonName(id, from)
         let toName = jsonName(id, to)
         let fromFolder = SpoolFolder(from.state)
@@ -322,6 +340,29 @@ public final class Spool {
         try reaper.drain()
         try syncFolders(Set(SpoolFolder.allCases))
         try index.compact(live: [])
+    }
+
+    /// Runs `body` (start-up recovery) holding `tmp/` exclusively: no `enqueue`, `retry` or `purge`
+    /// is between its first staged file and its last rename meanwhile (`sharesStagingWithRecovery`).
+    /// Waits for those in progress to finish.
+    public func excludingStagers<T>(_ body: () throws -> T) throws -> T {
+        let tmp = descriptor(.tmp)
+        _ = try fs.lock(tmp, exclusive: true, wait: true)
+        holdsStagingExclusively = true
+        defer {
+            holdsStagingExclusively = false
+            _ = try? fs.unlock(tmp)
+        }
+        return try body()
+    }
+
+    /// The shared side of `excludingStagers`, for processes that set `sharesStagingWithRecovery`.
+    private func whileRecoveryWaits<T>(_ body: () throws -> T) throws -> T {
+        guard sharesStagingWithRecovery && !holdsStagingExclusively else { return try body() }
+        let tmp = descriptor(.tmp)
+        _ = try fs.lock(tmp, exclusive: false, wait: true)
+        defer { _ = try? fs.unlock(tmp) }
+        return try body()
     }
 
     /// Waits for the removals `apply(removingInBackground:)` handed over; throws if one failed.
