@@ -15,7 +15,8 @@ struct EnqueueCommand: SpooldCommand {
         regular file) is reported on stderr and the others are still added. A daemon starting
         meanwhile waits for the call to finish (and the call for its start-up recovery).
         Exit codes: 0 all added, 1 some files were skipped, 2 usage error, 3 the spool could not
-        be written (the files not printed were not added).
+        be written: its file system is full (the message says so), or an I/O error (the files not
+        printed were not added).
         """,
         options: [
             CommonOptions.spool,

@@ -21,6 +21,8 @@ public final class Engine {
     var due = DueQueue()
     var uploads: [ItemID: Upload] = [:]
     var outage: Outage?
+    /// Paused while the spool's file system is full (see `Engine+Intake`).
+    var intake = IntakeGate()
     var summary = RunSummary()
     var idGenerator: ItemIDGenerator
 
@@ -129,6 +131,10 @@ public final class Engine {
     func pollTimeout(now: Timestamp) -> Int32 {
         var wake = nextRescan
         if let settle = nextSettleCheck { wake = min(wake, settle) }
+        // A paused intake's next try (at once after an upload freed space); announced files left
+        // over by a batch limit are taken in the next round.
+        if intake.pausedSince != nil { wake = min(wake, intake.nextTry ?? now) }
+        else if !incomingAnnounced.isEmpty { wake = now }
         if let outage {
             // While a probe is out, its completion wakes us; don't spin on a past probe time.
             if !outage.probeInFlight { wake = min(wake, outage.nextProbe) }

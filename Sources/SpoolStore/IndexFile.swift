@@ -123,8 +123,16 @@ public final class IndexFile {
             }
             defer { _ = try? unlock(file) }
             // A brand-new index (first command on a fresh spool) starts with its header.
-            let framed = try fs.seekToEnd(file) == 0 ? IndexLogCodec.encodeHeader() + bytes : bytes
-            try fs.writeAll(file, framed, label: SpoolFolder.indexFileName)
+            let end = try fs.seekToEnd(file)
+            let framed = end == 0 ? IndexLogCodec.encodeHeader() + bytes : bytes
+            do {
+                try fs.writeAll(file, framed, label: SpoolFolder.indexFileName)
+            } catch {
+                // A short write (a full disk) must not leave half a record for the next append
+                // to follow: that would be damage in the middle, not a torn tail.
+                try? fs.truncate(file, to: end)
+                throw error
+            }
             if sync { try fs.sync(file, label: SpoolFolder.indexFileName) }
             appendedBytes += Int64(framed.count)
             return
@@ -140,15 +148,21 @@ public final class IndexFile {
         defer { _ = try? unlock(file) }
         let tmpName = SpoolFolder.indexFileName + ".compact"
         try? fs.remove(tmpName, in: root, isDirectory: false)
-        let fresh = try fs.open(tmpName, relativeTo: root, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
         var bytes = IndexLogCodec.encodeHeader()
         for record in live { bytes += IndexLogCodec.encode(record) }
+        let fresh: FileDescriptor
+        do {
+            fresh = try fs.open(tmpName, relativeTo: root, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+        } catch let error as SystemError where error.isOutOfSpace && live.isEmpty {
+            return try compactInPlace(file)
+        }
         do {
             try fs.writeAll(fresh, bytes, label: tmpName)
             try fs.sync(fresh, label: tmpName)
         } catch {
             fs.close(fresh)
             try? fs.remove(tmpName, in: root, isDirectory: false)
+            if let e = error as? SystemError, e.isOutOfSpace, !e.isSyncFailure, live.isEmpty { return try compactInPlace(file) }
             throw error
         }
         fs.close(fresh)
@@ -159,6 +173,30 @@ public final class IndexFile {
         appendedBytes = Int64(bytes.count)
         compactedBytes = Int64(bytes.count)
         // The old descriptor now names an unlinked file; writers (us included) notice and reopen.
+    }
+
+    /// Compaction on a full disk, where no new file fits: with nothing live to keep, the index is
+    /// cut back to its header where it is (`ftruncate(2)` needs no space and frees the rest). A
+    /// crash leaves the old file or the cut one, both valid. Skipped if the file does not start
+    /// with the header (it then stays as it is).
+    private func compactInPlace(_ file: FileDescriptor) throws {
+        let header = IndexLogCodec.encodeHeader()
+        let reader = try fs.open(SpoolFolder.indexFileName, relativeTo: root, flags: [.readOnly, .nonBlocking], mode: 0)
+        let start: [UInt8] = try fs.closing(reader) { reader in
+            var buffer = [UInt8](repeating: 0, count: header.count)
+            var filled = 0
+            while filled < header.count {
+                let n = try buffer.withUnsafeMutableBytes { try fs.read(reader, into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+                if n == 0 { break }
+                filled += n
+            }
+            return Array(buffer[0..<filled])
+        }
+        guard start == header, !(try isStale(file)) else { return }
+        try fs.truncate(file, to: Int64(header.count))
+        try fs.sync(file, label: SpoolFolder.indexFileName)
+        appendedBytes = Int64(header.count)
+        compactedBytes = Int64(header.count)
     }
 
     private func currentDescriptor() throws -> FileDescriptor {
@@ -201,8 +239,15 @@ public final class IndexFile {
 
     private func unlock(_ file: FileDescriptor) throws { try fs.unlock(file) }
 
+    /// Writes the header into an empty index. On a full disk it leaves the file empty instead: the
+    /// first append writes the header with its records.
     private func writeHeader(_ file: FileDescriptor) throws {
-        try fs.writeAll(file, IndexLogCodec.encodeHeader(), label: SpoolFolder.indexFileName)
+        do {
+            try fs.writeAll(file, IndexLogCodec.encodeHeader(), label: SpoolFolder.indexFileName)
+        } catch let error as SystemError where error.isOutOfSpace {
+            try fs.truncate(file, to: 0)
+            return
+        }
         try fs.sync(file, label: SpoolFolder.indexFileName)
     }
 

@@ -14,6 +14,8 @@ public final class Spool {
     public let fs: any FileSystem
     public let root: FileDescriptor
     public let index: IndexFile
+    /// Room kept for recording outcomes on a full disk (`SPOOL/index.reserve`).
+    public let reserve: SpaceReserve
     private let reaper: FileReaper
     private let folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
@@ -57,6 +59,7 @@ public final class Spool {
         self.folders = opened
         self.device = try fs.status(of: root).device
         self.index = IndexFile(root: root, fs: fs)
+        self.reserve = SpaceReserve(root: root, fs: fs)
         self.reaper = FileReaper(fs: fs)
         self.path = Spool.absolute(path)
     }
@@ -137,7 +140,14 @@ public final class Spool {
     /// and successes completed from their records, the rest from the folders), and the items of a
     /// batch are independent, so `apply` may move their files in any order and in parts: the engine
     /// starts the uploads of its claims before it removes the files of finished items.
+    ///
+    /// On a full disk (no room for a staged json or a record) it releases the reserve and tries
+    /// once more: recording outcomes is what frees space.
     public func record(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
+        try usingReserveWhenFull { try recordOnce(transitions) }
+    }
+
+    private func recordOnce(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
         try reaper.check()
         guard !transitions.isEmpty else { return RecordedBatch(transitions: [], staged: [], wholeFileSystem: false) }
         var staged = Set<Int>()
@@ -258,7 +268,7 @@ public final class Spool {
         } catch {
             // Includes the item whose json could not be staged after its blob was copied to tmp/.
             cleanUpStaged(items)
-            throw error
+            throw nothingAdded(error)
         }
         guard !prepared.isEmpty else { return results.map { $0! } }
         CrashPoint.addAfterStage.reached()
@@ -271,7 +281,7 @@ public final class Spool {
         } catch {
             // Nothing was recorded or renamed: leave no half item behind in tmp/.
             cleanUpStaged(items)
-            throw error
+            throw nothingAdded(error)
         }
         CrashPoint.addAfterIndex.reached()
         var dirty: Set<SpoolFolder> = [.tmp]
@@ -310,7 +320,9 @@ public final class Spool {
     /// Moves an item's json alone to `to` with new contents (its blob is gone): recorded in the
     /// index like any transition, so `show` can explain why the item is in failed/.
     public func quarantine(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
-        try whileRecoveryWaits { try quarantineUnguarded(id, from: from, to: to, metadata: metadata) }
+        try whileRecoveryWaits {
+            try usingReserveWhenFull { try quarantineUnguarded(id, from: from, to: to, metadata: metadata) }
+        }
     }
 
     private func quarantineUnguarded(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
@@ -420,6 +432,24 @@ public final class Spool {
     }
 
     // MARK: Helpers
+
+    /// A full disk before anything of an add was kept is `SpoolError.outOfSpace`: the daemon pauses
+    /// intake on it, `enqueue` says so. A failed fsync stays what it is (RELIABILITY rule 6).
+    private func nothingAdded(_ error: any Error) -> any Error {
+        guard let e = error as? SystemError, e.isOutOfSpace, !e.isSyncFailure else { return error }
+        return SpoolError.outOfSpace(path: path, cause: e)
+    }
+
+    /// Runs `body`; if it finds the disk full (not a failed fsync), releases the reserve and runs
+    /// it once more. `body` must leave nothing half-done when it throws (the index truncates a
+    /// partial append away; staged files are staged afresh).
+    private func usingReserveWhenFull<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SystemError where error.isOutOfSpace && !error.isSyncFailure && reserve.release() {
+            return try body()
+        }
+    }
 
     private func jsonName(_ id: ItemID, _ location: ItemLocation) -> String {
         ItemFileName(id: id, attempt: location.attempt, kind: .json).description

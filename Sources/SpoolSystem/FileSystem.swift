@@ -43,6 +43,10 @@ public protocol FileSystem: Sendable {
     func truncate(_ fd: FileDescriptor, to length: Int64) throws
     /// `lseek(2)` to the end; returns the new offset.
     func seekToEnd(_ fd: FileDescriptor) throws -> Int64
+    /// `posix_fallocate(3)`: makes sure the file's first `length` bytes have blocks on disk, so
+    /// later writes there cannot fail for lack of space (glibc writes zeros where the file system
+    /// cannot preallocate).
+    func allocate(_ fd: FileDescriptor, length: Int64) throws
 }
 
 /// Flags for `FileSystem.open`, spelled out so call sites read as the rules they follow.

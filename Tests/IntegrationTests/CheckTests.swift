@@ -131,7 +131,8 @@ final class CheckTests: XCTestCase {
         let aside = spool.files(in: "corrupt")
         XCTAssertEqual(aside.count, 3, "\(aside)")
         XCTAssertTrue(aside.contains { $0.hasPrefix("pending.\(ids[1]).a0.json.") }, "\(aside)")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/corrupt/" + aside.first { $0.hasPrefix("pending.") }! + "/inside"),
+        let folder = try XCTUnwrap(aside.first { $0.hasPrefix("pending.") })
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/corrupt/" + folder + "/inside"),
                       "set aside with its contents, never deleted")
         let root = try FileManager.default.contentsOfDirectory(atPath: spool.path)
         XCTAssertTrue(root.contains { $0.hasPrefix("index.wal.corrupt-") }, "\(root)")
