@@ -54,6 +54,7 @@ struct CheckCommand: SpooldCommand {
         var repaired: [String] = []
         if repair {
             let lock = try SpoolLock(spool: spool)
+            spool.mayReleaseReserve = true  // it works as a daemon start would, on a full disk too
             var log = context.log
             log.minimumLevel = .error  // what was done is printed below, once
             let outcome = try SpoolRecovery.run(

@@ -22,6 +22,7 @@ enum CommonOptions {
     static func openExisting(_ path: String) throws -> Spool {
         let spool = try Spool(path: path, create: false)
         spool.sharesStagingWithRecovery = true
+        spool.mayReleaseReserve = false  // the room kept on a full disk is the daemon's
         return spool
     }
 

@@ -26,6 +26,10 @@ public final class Spool {
     /// removes or "repairs" what a live process is in the middle of adding, and such a process
     /// waits for a recovery in progress before it starts.
     public var sharesStagingWithRecovery = false
+    /// Whether a commit that finds the disk full may release `reserve` and try again: true for
+    /// the daemon (and `check --repair`), whose outcomes free space; false for `retry` and
+    /// `purge`, which must not spend the room kept for the daemon.
+    public var mayReleaseReserve = true
     private var holdsStagingExclusively = false
 
     /// Opens a spool, creating its layout on first use.
@@ -446,7 +450,9 @@ public final class Spool {
     private func usingReserveWhenFull<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as SystemError where error.isOutOfSpace && !error.isSyncFailure && reserve.release() {
+        } catch let error as SystemError
+            where error.isOutOfSpace && !error.isSyncFailure && mayReleaseReserve && reserve.release()
+        {
             return try body()
         }
     }
