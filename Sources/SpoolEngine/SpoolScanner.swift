@@ -40,7 +40,11 @@ enum SpoolScanner {
                     do {
                         let aside = try spool.setAside(entry.name, in: folder, now: now)
                         log.warning("\(label) is not a regular file (\(type)); set it aside as \(aside)")
-                    } catch let error as SystemError where error.isNotFound {}
+                    } catch let error as SystemError where error.isNotFound {
+                    } catch {
+                        // Not an item either way; never a reason to stop (a full disk, a read-only corrupt/).
+                        log.warning("\(label) is not a regular file (\(type)); could not set it aside (\(error)); left alone")
+                    }
                 } else if folder == .tmp {
                     if log == nil { tmpStrays.append("tmp/\(entry.name)") } else { try? spool.removeFile(entry.name, in: .tmp) }
                 } else if !entry.name.hasPrefix(".") {
