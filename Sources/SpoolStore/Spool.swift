@@ -403,7 +403,7 @@ public final class Spool {
 
     /// Writes a json for an item into a folder directly (recovery re-creating lost metadata).
     public func writeMetadata(_ metadata: ItemMetadata, named name: String, in folder: SpoolFolder) throws {
-        try stageMetadata(metadata, as: name, notBefore: nil)
+        try usingReserveWhenFull { try stageMetadata(metadata, as: name, notBefore: nil) }
         try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
     }
 
