@@ -144,22 +144,28 @@ final class DiskFullTests: XCTestCase {
         XCTAssertTrue(refused.stderr.contains("is full") && refused.stderr.contains("No space left on device")
                       && refused.stderr.contains("nothing was added"), refused.stderr)
 
-        // While the first upload is in flight, intake is paused (the disk is still full) and
-        // `spoold status` says so.
+        // While the first upload is in flight (one at a time, so nothing has freed space yet),
+        // intake is paused and `spoold status` says so.
         let statusDuringUpload = Collected<String>()
         receiver.setScript(ResponseScript { _ in
-            if statusDuringUpload.values.isEmpty, let status = try? SpooldProcess.run(["status", "--json", "--spool", spool]) {
+            if statusDuringUpload.values.isEmpty, let status = try? SpooldProcess.run(["status", "--json", "--spool", spool]),
+               let text = try? SpooldProcess.run(["status", "--spool", spool]) {
                 statusDuringUpload.append(status.stdout)
+                statusDuringUpload.append(text.stdout)
             }
             return .status(201)
         })
 
-        let drained = try SpooldProcess.run(options)
+        let drained = try SpooldProcess.run(options + ["--concurrency", "1"])
 
         XCTAssertEqual(drained.exitCode, 0, drained.stderr)
         XCTAssertEqual(drained.stderr.components(separatedBy: "intake paused: the spool's file system is full").count - 1, 1,
                        "said once: \(drained.stderr)")
         XCTAssertEqual(drained.stderr.components(separatedBy: "intake resumed").count - 1, 1, "said once: \(drained.stderr)")
+        XCTAssertEqual(statusDuringUpload.values.count, 2)
+        XCTAssertTrue(statusDuringUpload.values.last?.contains("intake   paused since") == true
+                      && statusDuringUpload.values.last?.contains("the spool's file system is full") == true,
+                      statusDuringUpload.values.last ?? "")
         let status = try XCTUnwrap(statusDuringUpload.values.first)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])
         XCTAssertEqual((object["intake"] as? [String: Any])?["paused"] as? Bool, true, status)
