@@ -361,8 +361,15 @@ public final class Spool {
     /// Runs `body` (start-up recovery) holding `tmp/` exclusively: no `enqueue`, `retry` or `purge`
     /// is between its first staged file and its last rename meanwhile (`sharesStagingWithRecovery`).
     /// Waits for those in progress to finish.
+    ///
+    /// flock(2) does not make new shared holders wait for a waiting exclusive one, so a stream of
+    /// overlapping `enqueue` calls could keep a daemon from ever starting. Both sides first pass a
+    /// turnstile, an exclusive flock on the spool's root directory: recovery holds it while it
+    /// waits, a stager only until it has its shared lock.
     public func excludingStagers<T>(_ body: () throws -> T) throws -> T {
         let tmp = descriptor(.tmp)
+        _ = try fs.lock(root, exclusive: true, wait: true)
+        defer { _ = try? fs.unlock(root) }
         _ = try fs.lock(tmp, exclusive: true, wait: true)
         holdsStagingExclusively = true
         defer {
@@ -376,7 +383,14 @@ public final class Spool {
     private func whileRecoveryWaits<T>(_ body: () throws -> T) throws -> T {
         guard sharesStagingWithRecovery && !holdsStagingExclusively else { return try body() }
         let tmp = descriptor(.tmp)
-        _ = try fs.lock(tmp, exclusive: false, wait: true)
+        _ = try fs.lock(root, exclusive: true, wait: true)
+        do {
+            _ = try fs.lock(tmp, exclusive: false, wait: true)
+        } catch {
+            _ = try? fs.unlock(root)
+            throw error
+        }
+        _ = try? fs.unlock(root)
         defer { _ = try? fs.unlock(tmp) }
         return try body()
     }
