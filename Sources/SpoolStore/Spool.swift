@@ -324,9 +324,7 @@ public final class Spool {
     /// Moves an item's json alone to `to` with new contents (its blob is gone): recorded in the
     /// index like any transition, so `show` can explain why the item is in failed/.
     public func quarantine(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
-        try whileRecoveryWaits {
-            try usingReserveWhenFull { try quarantineUnguarded(id, from: from, to: to, metadata: metadata) }
-        }
+        try whileRecoveryWaits { try quarantineUnguarded(id, from: from, to: to, metadata: metadata) }
     }
 
     private func quarantineUnguarded(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
@@ -336,8 +334,11 @@ public final class Spool {
         let toFolder = SpoolFolder(to.state)
         // Staged (and fsynced) before the record, as in `commit`: once the record exists, recovery
         // may trust the staged json (it carries the failure reason).
-        if let metadata { try stageMetadata(metadata, as: toName, notBefore: nil) }
-        try index.append([IndexRecord(.fail, id, from: from, to: to)])
+        // Only this half is tried again from the reserve: nothing has moved yet.
+        try usingReserveWhenFull {
+            if let metadata { try stageMetadata(metadata, as: toName, notBefore: nil) }
+            try index.append([IndexRecord(.fail, id, from: from, to: to)])
+        }
         if metadata != nil {
             try fs.rename(toName, in: descriptor(.tmp), to: toName, in: descriptor(toFolder))
             if fromFolder != toFolder || fromName != toName { try removeFile(fromName, in: fromFolder) }
