@@ -12,7 +12,8 @@ struct CheckCommand: SpooldCommand {
         abstract: "Verify the spool against the index; report (or --repair) what recovery would fix.",
         discussion: """
         Reports what start-up recovery would do (split pairs, leftovers of recorded successes,
-        orphans in tmp/, a torn or damaged index), items in inflight/ while no daemon runs,
+        orphans in tmp/, a torn or damaged index, folders or other non-files where item files or
+        index.wal belong, which recovery sets aside in corrupt/), items in inflight/ while no daemon runs,
         unreadable or malformed .json files, blobs whose size differs from their .json, and
         names in the state folders that are not items. Without --repair nothing is changed; while
         a daemon runs, transitions in progress may show up as problems.
@@ -53,6 +54,7 @@ struct CheckCommand: SpooldCommand {
         var repaired: [String] = []
         if repair {
             let lock = try SpoolLock(spool: spool)
+            spool.mayReleaseReserve = true  // it works as a daemon start would, on a full disk too
             var log = context.log
             log.minimumLevel = .error  // what was done is printed below, once
             let outcome = try SpoolRecovery.run(
@@ -80,6 +82,16 @@ struct CheckCommand: SpooldCommand {
             problems.append(Problem(
                 kind: "index",
                 message: "index.wal is damaged at byte \(offset); recovery keeps it aside and rebuilds from the folders"))
+        }
+        if !inspection.indexIsRegularFile {
+            problems.append(Problem(
+                kind: "index",
+                message: "index.wal is not a regular file; recovery sets it aside as index.wal.corrupt-<time> and rebuilds from the folders"))
+        }
+        for name in inspection.notRegular {
+            problems.append(Problem(
+                kind: "corrupt",
+                message: "\(name) is not a regular file; recovery sets it aside in \(SpoolFolder.corruptFolderName)/"))
         }
         for note in inspection.plan.notes { problems.append(Problem(kind: "recovery", message: note)) }
         for name in inspection.tmpStrays { problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it")) }

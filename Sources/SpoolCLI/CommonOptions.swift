@@ -16,9 +16,14 @@ enum CommonOptions {
         arguments.value("spool") ?? context.environment["SPOOLD_SPOOL"].flatMap { $0.isEmpty ? nil : $0 } ?? "spool"
     }
 
-    /// Opens the spool for a command that must not create one (inspection commands).
+    /// Opens the spool for a command that must not create one (inspection commands). Such a
+    /// command holds no daemon lock, so its commits (`retry`, `purge`) wait for a daemon's start-up
+    /// recovery and keep it out while they stage.
     static func openExisting(_ path: String) throws -> Spool {
-        try Spool(path: path, create: false)
+        let spool = try Spool(path: path, create: false)
+        spool.sharesStagingWithRecovery = true
+        spool.mayReleaseReserve = false  // the room kept on a full disk is the daemon's
+        return spool
     }
 
     /// `--header 'Name: value'`, validated.

@@ -21,6 +21,8 @@ struct DaemonCommand {
                 spool for the next run or drain. After a signal, uploads in progress finish (a second
                 signal cancels them); after --max-time they get 10 s (or --max-time, if shorter),
                 then are cancelled. A cancelled upload's attempt is handed back uncounted.
+                A full spool file system pauses taking files in (they wait in incoming/; 'spoold status'
+                shows it) while uploads, which free space, go on.
                 Exit codes:
                   0  every item was uploaded
                   1  some items ended in failed/ during this drain (see 'spoold ls failed')
@@ -33,6 +35,8 @@ struct DaemonCommand {
                 On SIGTERM or SIGINT spoold stops taking work, lets uploads in progress finish (their
                 outcome is recorded as usual), and exits 0. A second signal cancels them; their
                 attempts are handed back uncounted.
+                A full spool file system pauses taking files in (they wait in incoming/; logged once,
+                shown by 'spoold status') while uploads, which free space, go on.
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
@@ -212,7 +216,11 @@ struct DaemonCommand {
         let lock = try SpoolLock(spool: spool)
         // A marker left by a daemon that died mid-outage says nothing about now.
         OutageMarker.remove(in: spool)
-        defer { OutageMarker.remove(in: spool) }
+        IntakeMarker.remove(in: spool)
+        defer {
+            OutageMarker.remove(in: spool)
+            IntakeMarker.remove(in: spool)
+        }
         let transport = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
             redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)

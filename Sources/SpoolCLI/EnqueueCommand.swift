@@ -12,9 +12,11 @@ struct EnqueueCommand: SpooldCommand {
         Each file is copied into the spool (or renamed with --move when it is on the spool's file
         system) and made durable before its id is printed. All files of one call share one commit,
         so enqueueing many files at once is fast. A file that cannot be added (missing, not a
-        regular file) is reported on stderr and the others are still added.
+        regular file) is reported on stderr and the others are still added. A daemon starting
+        meanwhile waits for the call to finish (and the call for its start-up recovery).
         Exit codes: 0 all added, 1 some files were skipped, 2 usage error, 3 the spool could not
-        be written (the files not printed were not added).
+        be written: its file system is full (the message says so), or an I/O error (the files not
+        printed were not added).
         """,
         options: [
             CommonOptions.spool,
@@ -53,6 +55,8 @@ struct EnqueueCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try Spool(path: spoolPath)
+        // A daemon starting meanwhile must not take our staged files for orphans.
+        spool.sharesStagingWithRecovery = true
         var generator = ItemIDGenerator(processTag: UInt64.random(in: 0...UInt64.max))
         let now = context.clock.now()
         let items = files.map { file in

@@ -33,6 +33,7 @@ struct StatusCommand: SpooldCommand {
         let nextDue = summary.nextDue
         // Written by the daemon while the endpoint is unreachable; stale if no daemon holds the lock.
         let outage = daemon == nil ? nil : OutageMarker.read(in: spool)
+        let intakePaused = daemon == nil ? nil : IntakeMarker.read(in: spool)
 
         if json {
             var object: [String: Any] = [
@@ -46,6 +47,11 @@ struct StatusCommand: SpooldCommand {
                 object[row.state] = entry
             }
             if let nextDue { object["nextDue"] = nextDue.iso8601 }
+            if let intakePaused {
+                object["intake"] = ["paused": true, "since": intakePaused.iso8601, "reason": "disk full"] as [String: Any]
+            } else {
+                object["intake"] = ["paused": false]
+            }
             if let outage {
                 object["uploads"] = ["paused": true, "since": outage.since.iso8601, "reason": outage.reason] as [String: Any]
             } else {
@@ -60,6 +66,9 @@ struct StatusCommand: SpooldCommand {
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
         if let outage {
             context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): endpoint unreachable (\(outage.reason)); probing")
+        }
+        if let intakePaused {
+            context.print("intake   paused since \(intakePaused.iso8601) (\(Output.age(intakePaused.seconds(until: now))) ago): the spool's file system is full; files wait in incoming/, uploads go on")
         }
         context.print("incoming \(summary.incomingFiles) file(s), \(Output.bytes(summary.incomingBytes))")
         for row in rows where row.count > 0 || row.state != "done" {

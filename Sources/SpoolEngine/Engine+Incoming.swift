@@ -273,10 +273,10 @@ extension Engine {
 
     /// Turns announced files into items, in one durable batch.
     func ingest(now: Timestamp) throws {
-        guard !incomingAnnounced.isEmpty else { return }
+        guard try intakeMayRun(now: now), !incomingAnnounced.isEmpty else { return }
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
-        for name in incomingAnnounced.sorted().prefix(Engine.ingestBatchLimit) {
+        for name in incomingAnnounced.sorted().prefix(intakeBatchLimit) {
             incomingAnnounced.remove(name)
             incomingSettling[name] = nil
             if reportedNames.contains(name) { continue }
@@ -305,7 +305,16 @@ extension Engine {
             batch.append(NewItem(source: .incoming(name), metadata: metadata, state: state))
         }
         guard !batch.isEmpty else { return }
-        let results = try spool.add(batch)
+        let results: [AddResult]
+        do {
+            results = try spool.add(batch)
+        } catch SpoolError.outOfSpace(_, let cause) {
+            // Nothing was kept: the files stay in incoming/, announced, for the next try.
+            for case .incoming(let name) in batch.map(\.source) { incomingAnnounced.insert(name) }
+            intakeFoundNoRoom(now: now, cause: "\(cause)")
+            return
+        }
+        intakeFoundRoom(now: now)
         for (item, result) in zip(batch, results) {
             let name: String = if case .incoming(let n) = item.source { n } else { "?" }
             switch result {

@@ -73,6 +73,7 @@ extension Engine {
             start(claim, now: now)
         }
         let finished = try spool.apply(batch, round.claims.count..<batch.transitions.count, removingInBackground: true)
+        if !round.finished.isEmpty { intake.spaceFreed() }
         var vanished = Set<ItemID>()
         for (transition, result) in zip(round.finished, finished) where result != .moved {
             log.warning("\(transition.record.id) vanished while being recorded (\(result))")

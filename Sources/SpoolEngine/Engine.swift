@@ -23,6 +23,8 @@ public final class Engine {
     var due = DueQueue()
     var uploads: [ItemID: Upload] = [:]
     var outage: Outage?
+    /// Paused while the spool's file system is full (see `Engine+Intake`).
+    var intake = IntakeGate()
     var summary = RunSummary()
     var idGenerator: ItemIDGenerator
 
@@ -126,6 +128,8 @@ public final class Engine {
         rootWatch = try watcher.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
+        // Items added (by `enqueue`) after recovery listed pending/ and before the watch was set.
+        try scanPending(now: clock.now())
         while true {
             let now = clock.now()
             noteStop(now: now)
@@ -188,6 +192,10 @@ public final class Engine {
         var wake = nextRescan
         if let settle = nextSettleCheck { wake = min(wake, settle) }
         if let runDeadline { wake = min(wake, runDeadline) }
+        // A paused intake's next try (at once after an upload freed space); announced files left
+        // over by a batch limit are taken in the next round.
+        if intake.pausedSince != nil { wake = min(wake, intake.nextTry ?? now) }
+        else if !incomingAnnounced.isEmpty { wake = now }
         if let outage {
             // While a probe is out, its completion wakes us; don't spin on a past probe time.
             if !outage.probeInFlight { wake = min(wake, outage.nextProbe) }

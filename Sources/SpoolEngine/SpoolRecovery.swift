@@ -23,25 +23,39 @@ public enum SpoolRecovery {
     /// What recovery would do, found without changing anything.
     public struct Inspection {
         public var indexDamage: IndexLogScan.Damage
+        /// False when `index.wal` is a folder or another non-file: recovery sets it aside.
+        public var indexIsRegularFile: Bool
         public var plan: RecoveryPlan
         /// Items that recovery would return to pending/ (or failed/), with where they are now.
         public var interrupted: [ItemID: ItemLocation]
         /// Names in tmp/ that are not item files (recovery removes them).
         public var tmpStrays: [String]
+        /// Entries named like item files (or in tmp/) that are not regular files: recovery sets
+        /// them aside in `SPOOL/corrupt/`.
+        public var notRegular: [String]
     }
 
     /// Reads the index, plans repairs from the folders, does them, returns interrupted uploads to
     /// pending/ (count kept) or failed/ (last attempt), and compacts the index. Idempotent: a crash
     /// anywhere in here is just another crash, planned again from the files at the next start.
     public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
+        // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
+        // an add: its files are not orphans. Wait for it, and keep the next one out until done.
+        try spool.excludingStagers { try runExcludingStagers(spool: spool, policy: policy, now: now, log: log) }
+    }
+
+    private static func runExcludingStagers(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
         let opened = try spool.index.openAndRecover(now: now)
+        if let aside = opened.report.notAFileSetAsideAs {
+            log.warning("index.wal was not a regular file; set it aside as \(aside), started a fresh index and rebuilt the state from the folders")
+        }
         if opened.report.truncatedBytes > 0 {
             log.warning("index.wal: cut \(opened.report.truncatedBytes) bytes of torn tail (the normal trace of a crash)")
         }
         if let aside = opened.report.setAsideAs {
             log.warning("index.wal was damaged before its end; kept it as \(aside) and rebuilt the state from the folders")
         }
-        let plan = RecoveryPlanner.plan(files: try SpoolScanner.itemFiles(in: spool, log: log), lastRecords: opened.lastByItem)
+        let plan = RecoveryPlanner.plan(files: try SpoolScanner.itemFiles(in: spool, log: log, now: now), lastRecords: opened.lastByItem)
         for note in plan.notes { log.warning("recovery: \(note)") }
         try SpoolScanner.perform(plan.repairs, on: spool, now: now)
         var outcome = Outcome()
@@ -104,10 +118,13 @@ public enum SpoolRecovery {
     public static func inspect(spool: Spool) throws -> Inspection {
         let index = try spool.index.inspect()
         var strays: [String] = []
-        let files = try SpoolScanner.itemFiles(in: spool, log: nil, tmpStrays: &strays)
+        var notRegular: [String] = []
+        let files = try SpoolScanner.itemFiles(
+            in: spool, log: nil, now: Timestamp(millisecondsSinceEpoch: 0), tmpStrays: &strays, notRegular: &notRegular)
         let plan = RecoveryPlanner.plan(files: files, lastRecords: index.lastByItem)
         var interrupted: [ItemID: ItemLocation] = [:]
         for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
-        return Inspection(indexDamage: index.damage, plan: plan, interrupted: interrupted, tmpStrays: strays)
+        return Inspection(indexDamage: index.damage, indexIsRegularFile: index.isRegularFile, plan: plan, interrupted: interrupted, tmpStrays: strays,
+                          notRegular: notRegular)
     }
 }

@@ -5,13 +5,18 @@ import SpoolSystem
 /// Reading a whole spool into `RecoveryPlanner` input, and carrying out its repairs.
 enum SpoolScanner {
     /// The item files of every state folder and tmp/. Non-item names in tmp/ are removed (they are
-    /// ours and unfinished); with `log` nil nothing is changed and they are returned in `tmpStrays`.
-    static func itemFiles(in spool: Spool, log: EventLog?) throws -> [RecoveryPlanner.FoundFile] {
-        var ignored: [String] = []
-        return try itemFiles(in: spool, log: log, tmpStrays: &ignored)
+    /// ours and unfinished); entries that are not regular files where item files belong (a folder
+    /// named like an item's json, a FIFO in tmp/) are set aside in `SPOOL/corrupt/`. With `log` nil
+    /// nothing is changed: those names are returned in `tmpStrays` and `notRegular` instead.
+    static func itemFiles(in spool: Spool, log: EventLog?, now: Timestamp) throws -> [RecoveryPlanner.FoundFile] {
+        var strays: [String] = []
+        var notRegular: [String] = []
+        return try itemFiles(in: spool, log: log, now: now, tmpStrays: &strays, notRegular: &notRegular)
     }
 
-    static func itemFiles(in spool: Spool, log: EventLog?, tmpStrays: inout [String]) throws -> [RecoveryPlanner.FoundFile] {
+    static func itemFiles(
+        in spool: Spool, log: EventLog?, now: Timestamp, tmpStrays: inout [String], notRegular: inout [String]
+    ) throws -> [RecoveryPlanner.FoundFile] {
         var found: [RecoveryPlanner.FoundFile] = []
         let places: [(SpoolFolder, SpoolPlace)] = [
             (.pending, .state(.pending)), (.inflight, .state(.inflight)), (.failed, .state(.failed)),
@@ -19,8 +24,27 @@ enum SpoolScanner {
         ]
         for (folder, place) in places {
             for entry in try spool.list(folder) {
-                if let name = ItemFileName(parsing: entry.name), entry.type == .regular || entry.type == .unknown {
+                let name = ItemFileName(parsing: entry.name)
+                // Only a name that matters is stat'ed where readdir did not say (d_type unknown).
+                var type = entry.type
+                if type == .unknown, name != nil || folder == .tmp {
+                    guard let status = try? spool.fs.status(of: entry.name, in: spool.descriptor(folder)) else { continue }
+                    type = status.type
+                }
+                if let name, type == .regular {
                     found.append(.init(place, name))
+                } else if name != nil || (folder == .tmp && type != .regular) {
+                    // Unusable, and not ours to delete: one such entry must not stop every start.
+                    let label = "\(folder.rawValue)/\(entry.name)"
+                    guard let log else { notRegular.append(label); continue }
+                    do {
+                        let aside = try spool.setAside(entry.name, in: folder, now: now)
+                        log.warning("\(label) is not a regular file (\(type)); set it aside as \(aside)")
+                    } catch let error as SystemError where error.isNotFound {
+                    } catch {
+                        // Not an item either way; never a reason to stop (a full disk, a read-only corrupt/).
+                        log.warning("\(label) is not a regular file (\(type)); could not set it aside (\(error)); left alone")
+                    }
                 } else if folder == .tmp {
                     if log == nil { tmpStrays.append("tmp/\(entry.name)") } else { try? spool.removeFile(entry.name, in: .tmp) }
                 } else if !entry.name.hasPrefix(".") {

@@ -16,6 +16,9 @@ public final class IndexFile {
         public var truncatedBytes: Int = 0
         /// Set when a damaged record before the tail made us set the file aside.
         public var setAsideAs: String?
+        /// Set when `index.wal` was not a regular file (a folder, a FIFO, a symlink) and was set
+        /// aside under this name, so a fresh index could be started.
+        public var notAFileSetAsideAs: String?
     }
 
     private let fs: any FileSystem
@@ -40,14 +43,25 @@ public final class IndexFile {
     /// Reads the index, repairing what a crash may leave (RELIABILITY rule 5), and returns the last
     /// record per item: the intent to complete for a pair split by a crash.
     public func openAndRecover(now: Timestamp) throws -> (lastByItem: [ItemID: IndexRecord], report: OpenReport) {
-        let file = try reopen()
-        guard try fs.lock(file, exclusive: true, wait: true) else { return ([:], OpenReport()) }
+        let file: FileDescriptor
+        var notAFile: String?
+        do {
+            file = try reopen()
+        } catch let error as SystemError where IndexFile.meansNotAFile(error.code) {
+            // Bad state is set aside, never a reason to refuse to start: keep it, begin afresh.
+            let name = IndexFile.asideName(now: now)
+            try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
+            try fs.sync(root, label: "spool directory")
+            notAFile = name
+            file = try reopen()
+        }
+        guard try fs.lock(file, exclusive: true, wait: true) else { return ([:], OpenReport(notAFileSetAsideAs: notAFile)) }
         defer { _ = try? unlock(file) }
         guard let bytes = try fs.readAll(file, limit: 512 << 20) else {
-            return ([:], try setAside(file, now: now, reason: OpenReport()))
+            return ([:], try setAside(file, now: now, reason: OpenReport(notAFileSetAsideAs: notAFile)))
         }
         let scan = IndexLogCodec.decode(bytes)
-        var report = OpenReport(records: scan.records.count)
+        var report = OpenReport(records: scan.records.count, notAFileSetAsideAs: notAFile)
         switch scan.damage {
         case .none:
             if bytes.isEmpty { try writeHeader(file) }
@@ -67,22 +81,27 @@ public final class IndexFile {
 
     /// Reads the index without changing anything (for `spoold check`): the last record per item as
     /// `openAndRecover` would return it, and what it would repair. A missing index is an empty one.
-    public func inspect() throws -> (lastByItem: [ItemID: IndexRecord], damage: IndexLogScan.Damage) {
+    /// `isRegularFile` is false when `index.wal` is a folder, a symlink or another non-file, which
+    /// recovery sets aside.
+    public func inspect() throws -> (lastByItem: [ItemID: IndexRecord], damage: IndexLogScan.Damage, isRegularFile: Bool) {
         let file: FileDescriptor
         do {
             file = try fs.open(SpoolFolder.indexFileName, relativeTo: root, flags: [.readOnly, .nonBlocking], mode: 0)
         } catch let error as SystemError where error.isNotFound {
-            return ([:], .none)
+            return ([:], .none, true)
+        } catch let error as SystemError where IndexFile.meansNotAFile(error.code) {
+            return ([:], .none, false)
         }
         return try fs.closing(file) { file in
-            guard try fs.status(of: file).type == .regular, let bytes = try fs.readAll(file, limit: 512 << 20) else {
-                return ([:], .corruptMiddle(offset: 0))
+            guard try fs.status(of: file).type == .regular else { return ([:], .none, false) }
+            guard let bytes = try fs.readAll(file, limit: 512 << 20) else {
+                return ([:], .corruptMiddle(offset: 0), true)
             }
             let scan = IndexLogCodec.decode(bytes)
-            if case .corruptMiddle = scan.damage { return ([:], scan.damage) }  // recovery rebuilds from the folders
+            if case .corruptMiddle = scan.damage { return ([:], scan.damage, true) }  // recovery rebuilds from the folders
             var last: [ItemID: IndexRecord] = [:]
             for record in scan.records { last[record.id] = record }
-            return (last, scan.damage)
+            return (last, scan.damage, true)
         }
     }
 
@@ -104,8 +123,16 @@ public final class IndexFile {
             }
             defer { _ = try? unlock(file) }
             // A brand-new index (first command on a fresh spool) starts with its header.
-            let framed = try fs.seekToEnd(file) == 0 ? IndexLogCodec.encodeHeader() + bytes : bytes
-            try fs.writeAll(file, framed, label: SpoolFolder.indexFileName)
+            let end = try fs.seekToEnd(file)
+            let framed = end == 0 ? IndexLogCodec.encodeHeader() + bytes : bytes
+            do {
+                try fs.writeAll(file, framed, label: SpoolFolder.indexFileName)
+            } catch {
+                // A short write (a full disk) must not leave half a record for the next append
+                // to follow: that would be damage in the middle, not a torn tail.
+                try? fs.truncate(file, to: end)
+                throw error
+            }
             if sync { try fs.sync(file, label: SpoolFolder.indexFileName) }
             appendedBytes += Int64(framed.count)
             return
@@ -121,15 +148,21 @@ public final class IndexFile {
         defer { _ = try? unlock(file) }
         let tmpName = SpoolFolder.indexFileName + ".compact"
         try? fs.remove(tmpName, in: root, isDirectory: false)
-        let fresh = try fs.open(tmpName, relativeTo: root, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
         var bytes = IndexLogCodec.encodeHeader()
         for record in live { bytes += IndexLogCodec.encode(record) }
+        let fresh: FileDescriptor
+        do {
+            fresh = try fs.open(tmpName, relativeTo: root, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+        } catch let error as SystemError where error.isOutOfSpace && live.isEmpty {
+            return try compactInPlace(file)
+        }
         do {
             try fs.writeAll(fresh, bytes, label: tmpName)
             try fs.sync(fresh, label: tmpName)
         } catch {
             fs.close(fresh)
             try? fs.remove(tmpName, in: root, isDirectory: false)
+            if let e = error as? SystemError, e.isOutOfSpace, !e.isSyncFailure, live.isEmpty { return try compactInPlace(file) }
             throw error
         }
         fs.close(fresh)
@@ -140,6 +173,30 @@ public final class IndexFile {
         appendedBytes = Int64(bytes.count)
         compactedBytes = Int64(bytes.count)
         // The old descriptor now names an unlinked file; writers (us included) notice and reopen.
+    }
+
+    /// Compaction on a full disk, where no new file fits: with nothing live to keep, the index is
+    /// cut back to its header where it is (`ftruncate(2)` needs no space and frees the rest). A
+    /// crash leaves the old file or the cut one, both valid. Skipped if the file does not start
+    /// with the header (it then stays as it is).
+    private func compactInPlace(_ file: FileDescriptor) throws {
+        let header = IndexLogCodec.encodeHeader()
+        let reader = try fs.open(SpoolFolder.indexFileName, relativeTo: root, flags: [.readOnly, .nonBlocking], mode: 0)
+        let start: [UInt8] = try fs.closing(reader) { reader in
+            var buffer = [UInt8](repeating: 0, count: header.count)
+            var filled = 0
+            while filled < header.count {
+                let n = try buffer.withUnsafeMutableBytes { try fs.read(reader, into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+                if n == 0 { break }
+                filled += n
+            }
+            return Array(buffer[0..<filled])
+        }
+        guard start == header, !(try isStale(file)) else { return }
+        try fs.truncate(file, to: Int64(header.count))
+        try fs.sync(file, label: SpoolFolder.indexFileName)
+        appendedBytes = Int64(header.count)
+        compactedBytes = Int64(header.count)
     }
 
     private func currentDescriptor() throws -> FileDescriptor {
@@ -156,12 +213,24 @@ public final class IndexFile {
         let status = try fs.status(of: file)
         guard status.type == .regular else {
             fs.close(file)
-            throw SystemError("open", path: SpoolFolder.indexFileName, code: 21 /* EISDIR: not a regular file */)
+            throw SystemError("open", path: SpoolFolder.indexFileName, code: EISDIR)  // not a regular file
         }
         fd = file
         identity = (status.device, status.inode)
         return file
     }
+
+    /// `index.wal.corrupt-<time>-<pid>-<random>`: unique even for two damaged indexes in one
+    /// millisecond (devices without a clock boot at the same time every time), so the evidence
+    /// is never renamed over.
+    private static func asideName(now: Timestamp) -> String {
+        "\(SpoolFolder.indexFileName).corrupt-\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// What opening `index.wal` read-write answers when it is not a regular file: a folder
+    /// (EISDIR), a symlink (ELOOP, we never follow one), a socket (ENXIO); `reopen` reports a FIFO
+    /// or a device as EISDIR too.
+    public static func meansNotAFile(_ code: Int32) -> Bool { code == EISDIR || code == ELOOP || code == ENXIO }
 
     private func isStale(_ file: FileDescriptor) throws -> Bool {
         guard let onDisk = try? fs.status(of: SpoolFolder.indexFileName, in: root) else { return true }
@@ -170,8 +239,15 @@ public final class IndexFile {
 
     private func unlock(_ file: FileDescriptor) throws { try fs.unlock(file) }
 
+    /// Writes the header into an empty index. On a full disk it leaves the file empty instead: the
+    /// first append writes the header with its records.
     private func writeHeader(_ file: FileDescriptor) throws {
-        try fs.writeAll(file, IndexLogCodec.encodeHeader(), label: SpoolFolder.indexFileName)
+        do {
+            try fs.writeAll(file, IndexLogCodec.encodeHeader(), label: SpoolFolder.indexFileName)
+        } catch let error as SystemError where error.isOutOfSpace {
+            try fs.truncate(file, to: 0)
+            return
+        }
         try fs.sync(file, label: SpoolFolder.indexFileName)
     }
 
@@ -179,9 +255,7 @@ public final class IndexFile {
     /// recovery then rebuilds from the directories.
     private func setAside(_ file: FileDescriptor, now: Timestamp, reason: OpenReport) throws -> OpenReport {
         var report = reason
-        // Unique even for two damaged indexes in one millisecond (devices without a clock boot at
-        // the same time every time): the evidence must never be renamed over.
-        let name = "\(SpoolFolder.indexFileName).corrupt-\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let name = IndexFile.asideName(now: now)
         try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
         try fs.sync(root, label: "spool directory")
         report.setAsideAs = name

@@ -14,10 +14,24 @@ public final class Spool {
     public let fs: any FileSystem
     public let root: FileDescriptor
     public let index: IndexFile
+    /// Room kept for recording outcomes on a full disk (`SPOOL/index.reserve`).
+    public let reserve: SpaceReserve
     private let reaper: FileReaper
     /// One descriptor per folder; incoming/'s is replaced when the folder is (`reopenIncomingIfReplaced`).
     private var folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
+    /// Set by processes that do not hold the daemon lock (`enqueue`, `retry`, `purge`): each of
+    /// their adds and commits then holds a shared flock(2) on `tmp/` from its first staged file to
+    /// its last rename, and a daemon's start-up recovery, which removes orphans from `tmp/` and
+    /// completes half-renamed pairs, takes it exclusively (`excludingStagers`). So recovery never
+    /// removes or "repairs" what a live process is in the middle of adding, and such a process
+    /// waits for a recovery in progress before it starts.
+    public var sharesStagingWithRecovery = false
+    /// Whether a commit that finds the disk full may release `reserve` and try again: true for
+    /// the daemon (and `check --repair`), whose outcomes free space; false for `retry` and
+    /// `purge`, which must not spend the room kept for the daemon.
+    public var mayReleaseReserve = true
+    private var holdsStagingExclusively = false
 
     /// Opens a spool, creating its layout on first use.
     public init(path: String, fs: any FileSystem = PosixFileSystem(), create: Bool = true) throws {
@@ -50,6 +64,7 @@ public final class Spool {
         self.folders = opened
         self.device = try fs.status(of: root).device
         self.index = IndexFile(root: root, fs: fs)
+        self.reserve = SpaceReserve(root: root, fs: fs)
         self.reaper = FileReaper(fs: fs)
         self.path = Spool.absolute(path)
     }
@@ -165,8 +180,10 @@ public final class Spool {
     /// folder once. Claims and recorded successes need no folder fsync: their synced index record
     /// is enough, because recovery completes them from the index wherever their files are.
     public func commit(_ transitions: [SpoolTransition]) throws -> [TransitionResult] {
-        let batch = try record(transitions)
-        return try apply(batch, transitions.indices)
+        try whileRecoveryWaits {
+            let batch = try record(transitions)
+            return try apply(batch, transitions.indices)
+        }
     }
 
     /// The first half of `commit`: stages new json contents in tmp/, then appends and syncs the
@@ -174,7 +191,14 @@ public final class Spool {
     /// and successes completed from their records, the rest from the folders), and the items of a
     /// batch are independent, so `apply` may move their files in any order and in parts: the engine
     /// starts the uploads of its claims before it removes the files of finished items.
+    ///
+    /// On a full disk (no room for a staged json or a record) it releases the reserve and tries
+    /// once more: recording outcomes is what frees space.
     public func record(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
+        try usingReserveWhenFull { try recordOnce(transitions) }
+    }
+
+    private func recordOnce(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
         try reaper.check()
         guard !transitions.isEmpty else { return RecordedBatch(transitions: [], staged: [], wholeFileSystem: false) }
         var staged = Set<Int>()
@@ -269,6 +293,10 @@ public final class Spool {
     /// synced, the pair renamed into pending/ (json last), the folders synced. Only then does the
     /// caller report success.
     public func add(_ items: [NewItem]) throws -> [AddResult] {
+        try whileRecoveryWaits { try addUnguarded(items) }
+    }
+
+    private func addUnguarded(_ items: [NewItem]) throws -> [AddResult] {
         var prepared: [(item: NewItem, blob: PreparedBlob)] = []
         var results = [AddResult?](repeating: nil, count: items.count)
         var order: [Int] = []
@@ -295,7 +323,7 @@ public final class Spool {
         } catch {
             // Includes the item whose json could not be staged after its blob was copied to tmp/.
             cleanUpStaged(items)
-            throw explained(error)
+            throw nothingAdded(explained(error))
         }
         guard !prepared.isEmpty else { return results.map { $0! } }
         CrashPoint.addAfterStage.reached()
@@ -308,7 +336,7 @@ public final class Spool {
         } catch {
             // Nothing was recorded or renamed: leave no half item behind in tmp/.
             cleanUpStaged(items)
-            throw explained(error)
+            throw nothingAdded(explained(error))
         }
         CrashPoint.addAfterIndex.reached()
         var dirty: Set<SpoolFolder> = [.tmp]
@@ -353,14 +381,21 @@ public final class Spool {
     /// Moves an item's json alone to `to` with new contents (its blob is gone): recorded in the
     /// index like any transition, so `show` can explain why the item is in failed/.
     public func quarantine(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
+        try whileRecoveryWaits { try quarantineUnguarded(id, from: from, to: to, metadata: metadata) }
+    }
+
+    private func quarantineUnguarded(_ id: ItemID, from: ItemLocation, to: ItemLocation, metadata: ItemMetadata?) throws {
         let fromName = jsonName(id, from)
         let toName = jsonName(id, to)
         let fromFolder = SpoolFolder(from.state)
         let toFolder = SpoolFolder(to.state)
         // Staged (and fsynced) before the record, as in `commit`: once the record exists, recovery
         // may trust the staged json (it carries the failure reason).
-        if let metadata { try stageMetadata(metadata, as: toName, notBefore: nil) }
-        try index.append([IndexRecord(.fail, id, from: from, to: to)])
+        // Only this half is tried again from the reserve: nothing has moved yet.
+        try usingReserveWhenFull {
+            if let metadata { try stageMetadata(metadata, as: toName, notBefore: nil) }
+            try index.append([IndexRecord(.fail, id, from: from, to: to)])
+        }
         if metadata != nil {
             try fs.rename(toName, in: descriptor(.tmp), to: toName, in: descriptor(toFolder))
             if fromFolder != toFolder || fromName != toName { try removeFile(fromName, in: fromFolder) }
@@ -379,6 +414,43 @@ public final class Spool {
         try reaper.drain()
         try syncFolders(Set(SpoolFolder.allCases))
         try index.compact(live: [])
+    }
+
+    /// Runs `body` (start-up recovery) holding `tmp/` exclusively: no `enqueue`, `retry` or `purge`
+    /// is between its first staged file and its last rename meanwhile (`sharesStagingWithRecovery`).
+    /// Waits for those in progress to finish.
+    ///
+    /// flock(2) does not make new shared holders wait for a waiting exclusive one, so a stream of
+    /// overlapping `enqueue` calls could keep a daemon from ever starting. Both sides first pass a
+    /// turnstile, an exclusive flock on the spool's root directory: recovery holds it while it
+    /// waits, a stager only until it has its shared lock.
+    public func excludingStagers<T>(_ body: () throws -> T) throws -> T {
+        let tmp = descriptor(.tmp)
+        _ = try fs.lock(root, exclusive: true, wait: true)
+        defer { _ = try? fs.unlock(root) }
+        _ = try fs.lock(tmp, exclusive: true, wait: true)
+        holdsStagingExclusively = true
+        defer {
+            holdsStagingExclusively = false
+            _ = try? fs.unlock(tmp)
+        }
+        return try body()
+    }
+
+    /// The shared side of `excludingStagers`, for processes that set `sharesStagingWithRecovery`.
+    private func whileRecoveryWaits<T>(_ body: () throws -> T) throws -> T {
+        guard sharesStagingWithRecovery && !holdsStagingExclusively else { return try body() }
+        let tmp = descriptor(.tmp)
+        _ = try fs.lock(root, exclusive: true, wait: true)
+        do {
+            _ = try fs.lock(tmp, exclusive: false, wait: true)
+        } catch {
+            _ = try? fs.unlock(root)
+            throw error
+        }
+        _ = try? fs.unlock(root)
+        defer { _ = try? fs.unlock(tmp) }
+        return try body()
     }
 
     /// Waits for the removals `apply(removingInBackground:)` handed over; throws if one failed.
@@ -403,8 +475,31 @@ public final class Spool {
 
     /// Writes a json for an item into a folder directly (recovery re-creating lost metadata).
     public func writeMetadata(_ metadata: ItemMetadata, named name: String, in folder: SpoolFolder) throws {
-        try stageMetadata(metadata, as: name, notBefore: nil)
+        try usingReserveWhenFull { try stageMetadata(metadata, as: name, notBefore: nil) }
         try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
+    }
+
+    /// Moves an entry spoold cannot use (a folder named like an item file, a FIFO in tmp/) into
+    /// `SPOOL/corrupt/` as `<folder>.<name>.<time>-<pid>-<random>`, kept for the operator and never
+    /// deleted: bad state is set aside, never a reason to stop. Returns its new path in the spool.
+    /// A missing entry (a lost race) throws ENOENT.
+    @discardableResult
+    public func setAside(_ name: String, in folder: SpoolFolder, now: Timestamp) throws -> String {
+        let corruptName = SpoolFolder.corruptFolderName
+        do { try fs.makeDirectory(corruptName, in: root, mode: 0o700) } catch let e as SystemError where e.code == EEXIST {}
+        let corrupt: FileDescriptor
+        do {
+            corrupt = try fs.open(corruptName, relativeTo: root, flags: [.directory], mode: 0)
+        } catch let error as SystemError where error.code == ELOOP || error.code == ENOTDIR {
+            throw SpoolError.notAFolder("\(path)/\(corruptName)")
+        }
+        return try fs.closing(corrupt) { corrupt in
+            let aside = "\(folder.rawValue).\(name).\(now.compact)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            try fs.rename(name, in: descriptor(folder), to: aside, in: corrupt)
+            try fs.sync(corrupt, label: "\(path)/\(corruptName)")
+            try fs.sync(descriptor(folder), label: "\(path)/\(folder.rawValue)")
+            return "\(corruptName)/\(aside)"
+        }
     }
 
     public func setModificationTime(_ name: String, in folder: SpoolFolder, to time: Timestamp) throws {
@@ -413,6 +508,26 @@ public final class Spool {
     }
 
     // MARK: Helpers
+
+    /// A full disk before anything of an add was kept is `SpoolError.outOfSpace`: the daemon pauses
+    /// intake on it, `enqueue` says so. A failed fsync stays what it is (RELIABILITY rule 6).
+    private func nothingAdded(_ error: any Error) -> any Error {
+        guard let e = error as? SystemError, e.isOutOfSpace, !e.isSyncFailure else { return error }
+        return SpoolError.outOfSpace(path: path, cause: e)
+    }
+
+    /// Runs `body`; if it finds the disk full (not a failed fsync), releases the reserve and runs
+    /// it once more. `body` must leave nothing half-done when it throws (the index truncates a
+    /// partial append away; staged files are staged afresh).
+    private func usingReserveWhenFull<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SystemError
+            where error.isOutOfSpace && !error.isSyncFailure && mayReleaseReserve && reserve.release()
+        {
+            return try body()
+        }
+    }
 
     private func jsonName(_ id: ItemID, _ location: ItemLocation) -> String {
         ItemFileName(id: id, attempt: location.attempt, kind: .json).description

@@ -1,3 +1,5 @@
+import SpoolSystem
+
 /// Spool-level errors an operator can act on.
 public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSpool(String)
@@ -9,6 +11,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     case alreadyRunning(path: String, pid: String)
     case noSuchItem(String)
     case ambiguousItem(String, Int)
+    /// The spool's file system is full (ENOSPC, EDQUOT) and nothing of the add was kept: no file
+    /// staged, no record written, every source where it was.
+    case outOfSpace(path: String, cause: SystemError)
 
     public var description: String {
         switch self {
@@ -21,6 +26,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
             "another spoold (pid \(pid)) is already working on \(path); stop it first, or use another --spool"
         case .noSuchItem(let id): "no item '\(id)' in the spool (see 'spoold ls')"
         case .ambiguousItem(let prefix, let count): "'\(prefix)' matches \(count) items; give more of the id"
+        case .outOfSpace(let path, let cause):
+            "the file system of the spool \(path) is full (\(cause)); nothing was added: free some space and try again"
         }
     }
 }

@@ -36,6 +36,10 @@ public enum SpoolFolder: String, CaseIterable, Sendable {
     public static let indexFileName = "index.wal"
     /// Held with flock(2) by the one daemon (`run` or `drain`) working on a spool.
     public static let lockFileName = "spoold.lock"
+    /// Where recovery sets aside entries it cannot use but must not delete (a folder named like an
+    /// item file, a FIFO in tmp/): created when first needed, never read by spoold (Postfix's
+    /// `corrupt` queue). Not a state folder: nothing in it is an item.
+    public static let corruptFolderName = "corrupt"
     /// Where `ReceivedRequest`-style sidecars live: `incoming/<name>.meta.json`.
     public static let sidecarSuffix = ".meta.json"
 }

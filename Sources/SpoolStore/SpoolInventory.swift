@@ -36,7 +36,8 @@ public struct SpoolInventory {
                     continue
                 }
                 if let wanted, !wanted(name.id) { continue }
-                guard let status = try? spool.fs.status(of: entry.name, in: fd) else { continue }
+                // A folder named like an item file is no item (recovery sets it aside; `check` says so).
+                guard let status = try? spool.fs.status(of: entry.name, in: fd), status.type == .regular else { continue }
                 var item = byID[name.id] ?? Item(
                     id: name.id, location: ItemLocation(state, attempt: name.attempt), hasJSON: false)
                 switch name.kind {

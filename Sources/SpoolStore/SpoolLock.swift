@@ -23,7 +23,12 @@ public final class SpoolLock {
             throw SpoolError.alreadyRunning(path: spool.path, pid: holder?.trimmingNewline ?? "?")
         }
         try fs.truncate(fd, to: 0)
-        try fs.writeAll(fd, Array("\(getpid())\n".utf8), label: SpoolFolder.lockFileName)
+        do {
+            try fs.writeAll(fd, Array("\(getpid())\n".utf8), label: SpoolFolder.lockFileName)
+        } catch let error as SystemError where error.isOutOfSpace {
+            // The flock is the lock; the pid is for messages. A full disk must not stop a start.
+            try? fs.truncate(fd, to: 0)
+        }
     }
 
     deinit { fs.close(fd) }

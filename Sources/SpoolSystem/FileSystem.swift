@@ -47,6 +47,11 @@ public protocol FileSystem: Sendable {
     /// never blocking), takes a read lease (`fcntl(F_SETLEASE, F_RDLCK)`) and gives it back at
     /// once. Throws what `open` throws (ENOENT for a file that vanished).
     func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck
+
+    /// `posix_fallocate(3)`: makes sure the file's first `length` bytes have blocks on disk, so
+    /// later writes there cannot fail for lack of space (glibc writes zeros where the file system
+    /// cannot preallocate).
+    func allocate(_ fd: FileDescriptor, length: Int64) throws
 }
 
 /// Flags for `FileSystem.open`, spelled out so call sites read as the rules they follow.

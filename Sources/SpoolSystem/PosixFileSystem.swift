@@ -181,6 +181,13 @@ public struct PosixFileSystem: FileSystem {
     /// default action ends the process). We give the lease back at once, so the signal is ignored.
     private static let leaseBreakSignalIgnored: Void = { _ = signal(SIGIO, SIG_IGN) }()
 
+    public func allocate(_ fd: FileDescriptor, length: Int64) throws {
+        // Returns the error number instead of setting errno.
+        var code: Int32
+        repeat { code = posix_fallocate(fd.rawValue, 0, off_t(length)) } while code == EINTR
+        guard code == 0 else { throw SystemError("fallocate", path: "fd \(fd.rawValue)", code: code) }
+    }
+
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
         let r = lseek(fd.rawValue, 0, SEEK_END)
         guard r >= 0 else { throw SystemError("lseek", path: "fd \(fd.rawValue)", code: errno) }

@@ -29,4 +29,6 @@ public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var isNotFound: Bool { code == ENOENT }
     public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
+    /// A failed fsync or syncfs: final whatever its errno (fsyncgate), never a full disk to wait out.
+    public var isSyncFailure: Bool { operation == "fsync" || operation == "syncfs" }
 }

@@ -97,6 +97,68 @@ final class CheckTests: XCTestCase {
         XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
     }
 
+    /// Folders where spoold expects files: an item's json made a folder (its blob still there),
+    /// a folder named like an item in failed/, a FIFO in tmp/, and index.wal made a folder. Each
+    /// used to stop every start with EISDIR.
+    private func spoolWithFoldersWhereFilesBelong() throws -> (spool: TestSpool, ids: [String]) {
+        let spool = try TestSpool(self)
+        let ids = try enqueue(spool, count: 2)
+        let fm = FileManager.default
+        try fm.removeItem(atPath: spool.path + "/pending/\(ids[1]).a0.json")
+        try fm.createDirectory(atPath: spool.path + "/pending/\(ids[1]).a0.json/inside", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: spool.path + "/failed/20261121T141003123Z-0000-9f3ab2c1-x.a3.json", withIntermediateDirectories: true)
+        XCTAssertEqual(mkfifo(spool.path + "/tmp/pipe", 0o600), 0)
+        try fm.removeItem(atPath: spool.path + "/index.wal")
+        try fm.createDirectory(atPath: spool.path + "/index.wal/inside", withIntermediateDirectories: true)
+        return (spool, ids)
+    }
+
+    func testFoldersWhereFilesBelong_checkReportsThem_repairSetsThemAside() throws {
+        let (spool, ids) = try spoolWithFoldersWhereFilesBelong()
+
+        let report = try check(spool)
+
+        XCTAssertEqual(report.exitCode, 1, report.stdout + report.stderr)
+        XCTAssertTrue(report.stdout.contains("index: index.wal is not a regular file"), report.stdout)
+        XCTAssertTrue(report.stdout.contains("corrupt: pending/\(ids[1]).a0.json is not a regular file"), report.stdout)
+        XCTAssertTrue(report.stdout.contains("corrupt: failed/20261121T141003123Z-0000-9f3ab2c1-x.a3.json is not a regular file"), report.stdout)
+        XCTAssertTrue(report.stdout.contains("corrupt: tmp/pipe is not a regular file"), report.stdout)
+
+        let repair = try check(spool, ["--repair"])
+
+        XCTAssertEqual(repair.exitCode, 0, repair.stdout + repair.stderr)
+        XCTAssertTrue(repair.stdout.contains("repaired: \(ids[1]): metadata was missing; recreated it"), repair.stdout)
+        let aside = spool.files(in: "corrupt")
+        XCTAssertEqual(aside.count, 3, "\(aside)")
+        XCTAssertTrue(aside.contains { $0.hasPrefix("pending.\(ids[1]).a0.json.") }, "\(aside)")
+        let folder = try XCTUnwrap(aside.first { $0.hasPrefix("pending.") })
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/corrupt/" + folder + "/inside"),
+                      "set aside with its contents, never deleted")
+        let root = try FileManager.default.contentsOfDirectory(atPath: spool.path)
+        XCTAssertTrue(root.contains { $0.hasPrefix("index.wal.corrupt-") }, "\(root)")
+        var isFolder: ObjCBool = true
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/index.wal", isDirectory: &isFolder) && !isFolder.boolValue)
+        XCTAssertEqual(spool.itemFiles.sorted(), ids.flatMap { ["pending/\($0).a0.blob", "pending/\($0).a0.json"] }.sorted())
+        XCTAssertEqual(try check(spool).exitCode, 0, "a second check is clean")
+    }
+
+    func testFoldersWhereFilesBelong_drainStartsAndUploadsEveryItem() throws {
+        let (spool, ids) = try spoolWithFoldersWhereFilesBelong()
+        let receiver = UploadReceiver(script: .always(201))
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+
+        let drained = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"])
+
+        XCTAssertEqual(drained.exitCode, 0, drained.stderr)
+        XCTAssertTrue(drained.stderr.contains("index.wal was not a regular file; set it aside"), drained.stderr)
+        XCTAssertTrue(drained.stderr.contains("pending/\(ids[1]).a0.json is not a regular file (directory); set it aside as corrupt/"),
+                      drained.stderr)
+        XCTAssertEqual(Set(receiver.requests.compactMap { $0.header("Idempotency-Key") }), Set(ids))
+        XCTAssertEqual(spool.itemFiles, [])
+        XCTAssertEqual(spool.files(in: "corrupt").count, 3)
+    }
+
     func testCheck_noSpool_exits3() throws {
         let spool = try TestSpool(self)
         let result = try SpooldProcess.run(["check", "--spool", spool.root + "/nothing-here"])

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import SpoolCore
 import SpoolStore
@@ -24,7 +25,13 @@ final class SpoolFaultTests: StoreTestCase {
         let item = items.incoming("data.bin")
         fs.failCall(operation, errno: code, where: match)
         XCTAssertThrowsError(try spool.add([item]), file: file, line: line) { error in
-            XCTAssertEqual((error as? SystemError)?.code, code, "\(error)", file: file, line: line)
+            // A full disk before anything was kept is told apart (the daemon pauses intake on it).
+            if case SpoolError.outOfSpace(_, let cause) = error {
+                XCTAssertEqual(cause.code, code, file: file, line: line)
+                XCTAssertTrue(code == ENOSPC && cause.operation != "fsync", "\(error)", file: file, line: line)
+            } else {
+                XCTAssertEqual((error as? SystemError)?.code, code, "\(error)", file: file, line: line)
+            }
         }
         XCTAssertTrue(fs.calls.contains { $0.injectedErrno == code }, "fault never fired", file: file, line: line)
         XCTAssertEqual(temp.names(in: .pending), [], file: file, line: line)
@@ -120,5 +127,84 @@ final class SpoolFaultTests: StoreTestCase {
         XCTAssertEqual(temp.names(in: .tmp), [])
         XCTAssertEqual(temp.names(in: .incoming).count, n, "every source left where it was")
         XCTAssertFalse(fs.calls.contains { $0.operation == .rename }, "nothing renamed after a failed syncfs")
+    }
+
+    // MARK: The index reserve (a full disk while outcomes are recorded)
+
+    private func claim(_ id: ItemID) -> SpoolTransition {
+        SpoolTransition(IndexRecord(.claim, id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)))
+    }
+
+    func testCommit_indexWriteENOSPC_releasesTheReserve_andRecordsTheOutcomeWithNoTornRecord() throws {
+        try temp.write([1], to: "x", in: .incoming)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let item = items.incoming("x")
+        _ = try spool.add([item])
+        XCTAssertTrue(spool.reserve.fill())
+        XCTAssertEqual(try temp.read(atPath: temp.spoolPath + "/" + SpaceReserve.fileName).count, Int(SpaceReserve.size))
+        // The disk is full: the write of the claim record gets half its bytes in, then ENOSPC.
+        fs.failCall(.write, errno: ENOSPC) { $0.name == SpoolFolder.indexFileName }
+
+        XCTAssertEqual(try spool.commit([claim(item.id)]), [.moved])
+
+        XCTAssertFalse(spool.reserve.isWhole)
+        XCTAssertEqual(try temp.read(atPath: temp.spoolPath + "/" + SpaceReserve.fileName), [], "the reserve was released")
+        XCTAssertEqual(temp.names(in: .inflight), ["\(item.id).a1.blob", "\(item.id).a1.json"])
+        let scan = IndexLogCodec.decode(try temp.read(atPath: temp.spoolPath + "/" + SpoolFolder.indexFileName))
+        XCTAssertEqual(scan.damage, .none)
+        XCTAssertEqual(scan.records.map(\.operation), [.add, .claim])
+    }
+
+    func testCommit_indexFsyncEIO_isNotRetriedFromTheReserve() throws {
+        try temp.write([1], to: "x", in: .incoming)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let item = items.incoming("x")
+        _ = try spool.add([item])
+        XCTAssertTrue(spool.reserve.fill())
+        fs.failCall(.sync, errno: ENOSPC) { $0.name == SpoolFolder.indexFileName }
+        fs.resetLog()
+
+        XCTAssertThrowsError(try spool.commit([claim(item.id)])) { XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC) }
+
+        XCTAssertTrue(spool.reserve.isWhole, "a failed fsync is final (RELIABILITY rule 6): no second try")
+        XCTAssertEqual(fs.calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1)
+        XCTAssertFalse(fs.calls.contains { $0.operation == .rename })
+    }
+
+    func testCommit_stagedJsonENOSPC_withoutAReserve_throwsAndMovesNothing() throws {
+        try temp.write([1], to: "x", in: .incoming)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let item = items.incoming("x")
+        _ = try spool.add([item])
+        let metadata = try spool.readMetadata(item.id, at: ItemLocation(.pending, attempt: 0))
+        fs.failCall(.write, errno: ENOSPC) { $0.directory == "tmp" }
+        let retry = SpoolTransition(
+            IndexRecord(.requeue, item.id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.pending, attempt: 0)),
+            metadata: metadata)
+
+        XCTAssertThrowsError(try spool.commit([retry])) { XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC) }
+        XCTAssertEqual(temp.names(in: .tmp), [])
+    }
+
+    func testCompaction_onAFullDisk_cutsTheIndexToItsHeaderInPlace() throws {
+        try temp.write([1], to: "x", in: .incoming)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        _ = try spool.add([items.incoming("x")])
+        let indexPath = temp.spoolPath + "/" + SpoolFolder.indexFileName
+        var before = stat()
+        XCTAssertEqual(stat(indexPath, &before), 0)
+        fs.failCall(.write, errno: ENOSPC) { $0.name == SpoolFolder.indexFileName + ".compact" }
+
+        try spool.compactIndex()
+
+        XCTAssertEqual(try temp.read(atPath: indexPath), IndexLogCodec.encodeHeader())
+        var after = stat()
+        XCTAssertEqual(stat(indexPath, &after), 0)
+        XCTAssertEqual(after.st_ino, before.st_ino, "the same file, cut where it is: no new file needed")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: indexPath + ".compact"))
     }
 }

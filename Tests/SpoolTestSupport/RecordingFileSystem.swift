@@ -10,7 +10,7 @@ import SpoolSystem
 public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public enum Operation: String, Sendable, CaseIterable {
         case open, close, read, write, sync, syncFileSystem, rename, remove, makeDirectory, fstat, fstatat, list
-        case setModificationTime, lock, unlock, truncate, seekToEnd, writerCheck
+        case setModificationTime, lock, unlock, truncate, seekToEnd, writerCheck, allocate
     }
 
     /// One recorded call.
@@ -122,7 +122,13 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         call.injectedErrno = injected
         lock.withLock { log.append(call) }
         if let injected {
-            throw SystemError(call.operation.rawValue, path: call.name, code: injected)
+            // Named as `PosixFileSystem` names them, so `SystemError.isSyncFailure` holds for both.
+            let name = switch call.operation {
+            case .sync: "fsync"
+            case .syncFileSystem: "syncfs"
+            default: call.operation.rawValue
+            }
+            throw SystemError(name, path: call.name, code: injected)
         }
         return try body()
     }
@@ -213,6 +219,10 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
 
     public func truncate(_ fd: FileDescriptor, to length: Int64) throws {
         try perform(callOn(.truncate, fd)) { try real.truncate(fd, to: length) }
+    }
+
+    public func allocate(_ fd: FileDescriptor, length: Int64) throws {
+        try perform(callOn(.allocate, fd)) { try real.allocate(fd, length: length) }
     }
 
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {

@@ -52,6 +52,10 @@ public final class TemporarySpool {
         Array(try Data(contentsOf: URL(fileURLWithPath: path(folder, name))))
     }
 
+    public func read(atPath path: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
     /// Sorted names in a spool folder (dot-names included).
     public func names(in folder: SpoolFolder) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "\(spoolPath)/\(folder.rawValue)")) ?? []).sorted()
