@@ -64,6 +64,8 @@ struct DaemonCommand {
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
                            defaultDescription: "2"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
+                OptionSpec("metrics-file", valueName: "PATH",
+                           help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
             ],
             positionals: [])
@@ -76,6 +78,7 @@ struct DaemonCommand {
     var idleTimeout: Double
     var verbose: Bool
     var redirects: RedirectPolicy
+    var metricsPath: String?
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -109,6 +112,8 @@ struct DaemonCommand {
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
+        metricsPath = arguments.value("metrics-file")
+        if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
     }
 
     static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
@@ -142,6 +147,7 @@ struct DaemonCommand {
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max))
+        if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, path: metricsPath, log: log)) }
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(LogRedaction.url(configuration.url.template)) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         let summary = try engine.run()

@@ -70,6 +70,7 @@ extension Engine {
         let notBefore = min(Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds), now)
         items[name.id] = ItemLifecycle(location: location, notBefore: notBefore)
         due.push(.init(notBefore: notBefore, id: name.id))
+        observers.itemQueued(name.id, at: location)
         log.debug("adopted \(name.id) from pending/")
     }
 
@@ -116,6 +117,7 @@ extension Engine {
                 } else {
                     items[id] = ItemLifecycle(location: ItemLocation(.pending, attempt: 0), notBefore: now)
                     due.push(.init(notBefore: now, id: id))
+                    observers.itemQueued(id, at: ItemLocation(.pending, attempt: 0))
                     log.debug("took incoming/\(name) as \(id)")
                 }
             case .rejected(let reason):

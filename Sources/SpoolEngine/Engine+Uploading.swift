@@ -68,6 +68,7 @@ extension Engine {
             guard result == .moved else {
                 log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
                 items[id] = nil
+                observers.itemLeftQueue(id)
                 continue
             }
             start(claim, now: now)
@@ -76,6 +77,7 @@ extension Engine {
         for (transition, result) in zip(round.finished, finished) where result != .moved {
             log.warning("\(transition.record.id) vanished while being recorded (\(result))")
             items[transition.record.id] = nil
+            observers.itemLeftQueue(transition.record.id)
         }
         for message in round.messages {
             if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
@@ -166,6 +168,8 @@ extension Engine {
             case .claimAndUpload:
                 preconditionFailure("finish never claims")
             }
+            observers.uploadFinished(
+                id, outcome: outcome, size: metadata.size, seconds: upload.startedAt.seconds(until: now), stillQueued: items[id] != nil)
         }
     }
 
@@ -215,6 +219,7 @@ extension Engine {
     /// failed/, keeping whatever files it has, and carries on.
     func quarantine(_ id: ItemID, at location: ItemLocation, reason: String) throws {
         items[id] = nil
+        observers.itemLeftQueue(id)
         let to = ItemLocation(.failed, attempt: location.attempt)
         var metadata = try? spool.readMetadata(id, at: location)
         metadata?.failureReason = reason

@@ -38,6 +38,8 @@ public final class Engine {
     var pendingWatch: Int32 = -1
 
     let inbox: CompletionInbox
+    /// Metrics, systemd notification, progress: told what happens, never asked what to do.
+    public let observers = EngineObservers()
 
     /// An upload in progress: what it was started with, to finish its record.
     struct Upload {
@@ -88,6 +90,7 @@ public final class Engine {
         incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming")
         pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
+        observers.engineStarted(self, now: clock.now())
         var cancelled = false
         while true {
             let now = clock.now()
@@ -111,11 +114,12 @@ public final class Engine {
                 break
             }
             try compactIndexIfLarge()
-            let timeout = stopping ? 1000 : pollTimeout(now: now)
+            let timeout = observers.timeout(self, now: now, milliseconds: stopping ? 1000 : pollTimeout(now: now))
             _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
             inbox.wakeup.drain()
         }
         try spool.drainRemovals()
+        observers.engineFinished(self, now: clock.now())
         return summary
     }
 
