@@ -27,6 +27,9 @@ struct DaemonCommand {
                 On SIGTERM or SIGINT spoold stops taking work, lets uploads in progress finish (their
                 outcome is recorded as usual), and exits 0. A second signal cancels them; their
                 attempts are handed back uncounted.
+                Under systemd (NOTIFY_SOCKET set) it reports READY=1 after start-up recovery, STATUS=
+                with the queue, WATCHDOG=1 every half WATCHDOG_USEC and STOPPING=1 (see
+                contrib/spoold.service).
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
@@ -148,6 +151,7 @@ struct DaemonCommand {
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max))
         if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, path: metricsPath, log: log)) }
+        if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(LogRedaction.url(configuration.url.template)) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         let summary = try engine.run()
