@@ -67,6 +67,11 @@ struct DaemonCommand {
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
                            defaultDescription: "2"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
+                OptionSpec("max-spool-size", valueName: "BYTES",
+                           help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
+                OptionSpec("when-full", valueName: "block|drop-oldest",
+                           help: "At --max-spool-size: new files wait in incoming/ untouched (block), or the oldest pending items are deleted to make room (drop-oldest).",
+                           defaultDescription: "block"),
                 OptionSpec("metrics-file", valueName: "PATH",
                            help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
@@ -82,6 +87,7 @@ struct DaemonCommand {
     var verbose: Bool
     var redirects: RedirectPolicy
     var metricsPath: String?
+    var sizeLimit: SpoolSizeLimit?
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -117,6 +123,22 @@ struct DaemonCommand {
         verbose = arguments.flag("verbose")
         metricsPath = arguments.value("metrics-file")
         if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
+        sizeLimit = try DaemonCommand.sizeLimit(arguments, command: command)
+    }
+
+    static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
+        let mode = arguments.value("when-full")
+        guard let text = arguments.value("max-spool-size") else {
+            if mode != nil { throw ArgumentError("--when-full needs --max-spool-size", command: command) }
+            return nil
+        }
+        guard let bytes = ByteCount.parse(text), bytes > 0 else {
+            throw ArgumentError("--max-spool-size '\(text)' is not a size such as 500M, 2GiB or 1000000", command: command)
+        }
+        guard let whenFull = SpoolSizeLimit.WhenFull(rawValue: mode ?? "block") else {
+            throw ArgumentError("--when-full must be block or drop-oldest, not '\(mode!)'", command: command)
+        }
+        return SpoolSizeLimit(bytes: bytes, whenFull: whenFull)
     }
 
     static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
@@ -141,16 +163,25 @@ struct DaemonCommand {
         if verbose { log.minimumLevel = .debug }
         let spool = try Spool(path: spoolPath)
         let lock = try SpoolLock(spool: spool)
-        // A marker left by a daemon that died mid-outage says nothing about now.
+        // Markers left by a daemon that died mid-outage (or full) say nothing about now.
         OutageMarker.remove(in: spool)
-        defer { OutageMarker.remove(in: spool) }
+        SpoolFullMarker.remove(in: spool)
+        defer { OutageMarker.remove(in: spool); SpoolFullMarker.remove(in: spool) }
         let transport = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
             redirects: redirects)
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max))
-        if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, path: metricsPath, log: log)) }
+        // Queued bytes are tracked (one stat per queued blob at start) only when something needs them.
+        let queue = QueueBytes(spool: spool)
+        if metricsPath != nil || sizeLimit != nil { engine.observers.add(queue) }
+        if let sizeLimit {
+            let gate = SpoolSizeGate(limit: sizeLimit, queue: queue, spool: spool, log: log)
+            engine.sizeGate = gate
+            engine.observers.add(gate)
+        }
+        if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, queue: queue, path: metricsPath, log: log)) }
         if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(LogRedaction.url(configuration.url.template)) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")

@@ -11,4 +11,7 @@ public enum ExitCode: Int32, Sendable {
     case failure = 3
     /// Another spoold daemon already works on this spool.
     case locked = 4
+    /// `enqueue --max-spool-size`: the queue is at its limit; the files not printed were not
+    /// added (EX_TEMPFAIL from sysexits.h: try again later).
+    case spoolFull = 75
 }

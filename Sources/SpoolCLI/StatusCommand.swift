@@ -14,7 +14,7 @@ struct StatusCommand: SpooldCommand {
         qshape; the age is the item's creation time, from its id) and failed items by reason
         class (http 4xx, http 5xx, http other, network, refused, interrupted, sidecar, blob
         missing, blob changed, metadata, other). --json has them as "pendingByAge" and
-        "failedByReason".
+        "failedByReason". "full" says whether a daemon's --max-spool-size is reached.
         """,
         options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [])
@@ -42,6 +42,7 @@ struct StatusCommand: SpooldCommand {
         let nextDue = summary.nextDue
         // Written by the daemon while the endpoint is unreachable; stale if no daemon holds the lock.
         let outage = daemon == nil ? nil : OutageMarker.read(in: spool)
+        let full = daemon == nil ? nil : SpoolFullMarker.read(in: spool)
 
         if json {
             var object: [String: Any] = [
@@ -62,6 +63,13 @@ struct StatusCommand: SpooldCommand {
                 return bucket
             }
             object["failedByReason"] = Dictionary(uniqueKeysWithValues: ages.failed.map { ($0.key.rawValue, $0.value) })
+            if let full {
+                object["full"] = [
+                    "full": true, "since": full.since.iso8601, "limitBytes": full.limitBytes, "whenFull": full.whenFull,
+                ] as [String: Any]
+            } else {
+                object["full"] = ["full": false]
+            }
             if let outage {
                 object["uploads"] = ["paused": true, "since": outage.since.iso8601, "reason": outage.reason] as [String: Any]
             } else {
@@ -76,6 +84,10 @@ struct StatusCommand: SpooldCommand {
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
         if let outage {
             context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): endpoint unreachable (\(outage.reason)); probing")
+        }
+        if let full {
+            let what = full.whenFull == "drop-oldest" ? "the oldest pending items are dropped to make room" : "new files wait in incoming/"
+            context.print("full     since \(full.since.iso8601): --max-spool-size \(Output.bytes(full.limitBytes)) reached; \(what)")
         }
         context.print("incoming \(summary.incomingFiles) file(s), \(Output.bytes(summary.incomingBytes))")
         for row in rows where row.count > 0 || row.state != "done" {

@@ -80,6 +80,8 @@ extension Engine {
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
         for name in incomingAnnounced.sorted().prefix(Engine.ingestBatchLimit) {
+            // Full (--max-spool-size): this and later files wait, announced, in incoming/.
+            if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) { break }
             incomingAnnounced.remove(name)
             incomingSettling.remove(name)
             if reportedNames.contains(name) { continue }

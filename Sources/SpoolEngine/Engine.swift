@@ -40,6 +40,8 @@ public final class Engine {
     let inbox: CompletionInbox
     /// Metrics, systemd notification, progress: told what happens, never asked what to do.
     public let observers = EngineObservers()
+    /// `--max-spool-size`: decides whether a file in incoming/ may join the queue now.
+    public var sizeGate: SpoolSizeGate?
 
     /// An upload in progress: what it was started with, to finish its record.
     struct Upload {

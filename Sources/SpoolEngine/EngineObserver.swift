@@ -14,8 +14,11 @@ public protocol EngineObserver: AnyObject {
     func engineFinished(_ engine: Engine, now: Timestamp)
     /// A new item joined the queue (ingested or adopted) in pending/.
     func itemQueued(_ id: ItemID, at location: ItemLocation)
-    /// An item left the queue without an upload outcome (parked, vanished, dropped).
+    /// An item left the queue without an upload outcome (parked, vanished).
     func itemLeftQueue(_ id: ItemID)
+    /// A pending item was deleted to make room (`--when-full drop-oldest`); by default the same
+    /// as leaving the queue.
+    func itemDropped(_ id: ItemID)
     /// An upload attempt ended; `stillQueued` is false once the item was uploaded or parked.
     func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool)
 }
@@ -26,6 +29,7 @@ extension EngineObserver {
     public func engineFinished(_ engine: Engine, now: Timestamp) {}
     public func itemQueued(_ id: ItemID, at location: ItemLocation) {}
     public func itemLeftQueue(_ id: ItemID) {}
+    public func itemDropped(_ id: ItemID) { itemLeftQueue(id) }
     public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {}
 }
 
@@ -53,6 +57,7 @@ public final class EngineObservers {
     func engineFinished(_ engine: Engine, now: Timestamp) { for o in observers { o.engineFinished(engine, now: now) } }
     func itemQueued(_ id: ItemID, at location: ItemLocation) { for o in observers { o.itemQueued(id, at: location) } }
     func itemLeftQueue(_ id: ItemID) { for o in observers { o.itemLeftQueue(id) } }
+    func itemDropped(_ id: ItemID) { for o in observers { o.itemDropped(id) } }
     func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
         for o in observers { o.uploadFinished(id, outcome: outcome, size: size, seconds: seconds, stillQueued: stillQueued) }
     }

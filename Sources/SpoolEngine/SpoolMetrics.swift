@@ -6,8 +6,8 @@ import SpoolSystem
 /// rewritten atomically every `refreshSeconds` and at exit (node_exporter's textfile collector).
 ///
 /// Gauges come from the engine's own memory where it has them: the queue (pending and in
-/// flight) is the engine's item table, with a running sum of payload bytes kept per item as
-/// items join and leave, so a refresh does not rescan pending/. failed/ and incoming/ are
+/// flight) is the engine's item table, its bytes a running sum (`QueueBytes`), so a refresh
+/// does not rescan pending/. failed/ and incoming/ are
 /// listed again only when their directory's mtime moved (operators and producers change them).
 public final class SpoolMetrics: EngineObserver {
     /// node_exporter reads textfiles on each scrape (often every 15 s): refresh a bit faster.
@@ -21,9 +21,8 @@ public final class SpoolMetrics: EngineObserver {
     private var nextRefresh: Timestamp?
     private var writeFailed = false
 
-    /// Payload size of every item in the engine's queue (pending or in flight).
-    private var sizes: [ItemID: Int64] = [:]
-    private var queuedBytes: Int64 = 0
+    /// Payload bytes of the engine's queue (pending or in flight), shared with the size limit.
+    private let queue: QueueBytes
     private var uploads: [UploadOutcome.Class: Int] = [:]
     private var uploadedBytes: Int64 = 0
     private var durations = PrometheusText.Histogram(upperBounds: SpoolMetrics.durationBounds)
@@ -31,18 +30,17 @@ public final class SpoolMetrics: EngineObserver {
     private var failedFolder = FolderTotals(.failed)
     private var incomingFolder = FolderTotals(.incoming)
 
-    public init(spool: Spool, path: String, log: EventLog) {
+    /// `queue` must be an observer of the same engine, added before this one.
+    public init(spool: Spool, queue: QueueBytes, path: String, log: EventLog) {
         self.spool = spool
+        self.queue = queue
         self.file = AtomicTextFile(path: path)
         self.log = log
     }
 
     // MARK: events
 
-    public func engineStarted(_ engine: Engine, now: Timestamp) {
-        reconcile(engine)
-        write(engine, now: now)
-    }
+    public func engineStarted(_ engine: Engine, now: Timestamp) { write(engine, now: now) }
 
     public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? {
         if let due = nextRefresh, now < due { return due }
@@ -52,36 +50,21 @@ public final class SpoolMetrics: EngineObserver {
 
     public func engineFinished(_ engine: Engine, now: Timestamp) { write(engine, now: now) }
 
-    public func itemQueued(_ id: ItemID, at location: ItemLocation) {
-        guard sizes[id] == nil else { return }
-        let size = (try? spool.status(of: ItemFileName(id: id, attempt: location.attempt, kind: .blob), at: location))?.size ?? 0
-        sizes[id] = size
-        queuedBytes += size
-    }
-
-    public func itemLeftQueue(_ id: ItemID) {
-        if let size = sizes.removeValue(forKey: id) { queuedBytes -= size }
-    }
-
     public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
         let outcomeClass = outcome.class
         uploads[outcomeClass, default: 0] += 1
         if outcomeClass == .success { uploadedBytes += size }
         durations.observe(max(0, seconds))
-        if !stillQueued { itemLeftQueue(id) }
     }
 
-    /// An item deleted to make room (`--when-full drop-oldest`).
-    public func itemDropped(_ id: ItemID) {
-        dropped += 1
-        itemLeftQueue(id)
-    }
+    public func itemDropped(_ id: ItemID) { dropped += 1 }
 
     // MARK: output
 
     /// The exposition as of `now`.
     func render(_ engine: Engine, now: Timestamp) -> String {
-        if sizes.count != engine.items.count { reconcile(engine) }
+        queue.reconcile(engine)
+        let queuedBytes = queue.total
         failedFolder.refresh(spool, now: now)
         incomingFolder.refresh(spool, now: now)
         let inflightBytes = engine.uploads.values.reduce(Int64(0)) { $0 + $1.metadata.size }
@@ -125,16 +108,6 @@ public final class SpoolMetrics: EngineObserver {
             if !writeFailed { log.warning("cannot write metrics file \(file.path): \(error); retrying every \(Int(SpoolMetrics.refreshSeconds)) s") }
             writeFailed = true
         }
-    }
-
-    /// Brings the size table in line with the engine's items: at start, and as a safety net
-    /// should an item join or leave without an event. Stats only the blobs it does not know.
-    private func reconcile(_ engine: Engine) {
-        for (id, size) in sizes where engine.items[id] == nil {
-            sizes[id] = nil
-            queuedBytes -= size
-        }
-        for (id, lifecycle) in engine.items where sizes[id] == nil { itemQueued(id, at: lifecycle.location) }
     }
 
     /// Items and bytes in a folder the engine does not track, listed again only when the
