@@ -75,7 +75,10 @@ struct DaemonCommand {
                 OptionSpec("metrics-file", valueName: "PATH",
                            help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
-            ],
+            ] + (drain ? [
+                .flag("progress", help: "Show a progress line (items, bytes, rate, ETA, retries waiting) on stderr, redrawn in place; the default when stderr is a terminal."),
+                .flag("no-progress", help: "No progress line, even on a terminal."),
+            ] : []),
             positionals: [])
     }
 
@@ -88,6 +91,8 @@ struct DaemonCommand {
     var redirects: RedirectPolicy
     var metricsPath: String?
     var sizeLimit: SpoolSizeLimit?
+    /// `drain` on a terminal (or `--progress`): the redrawn progress line.
+    var progress: Bool
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -124,6 +129,10 @@ struct DaemonCommand {
         metricsPath = arguments.value("metrics-file")
         if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
         sizeLimit = try DaemonCommand.sizeLimit(arguments, command: command)
+        if drain && arguments.flag("progress") && arguments.flag("no-progress") {
+            throw ArgumentError("--progress and --no-progress contradict each other", command: command)
+        }
+        progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
     }
 
     static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
@@ -161,6 +170,7 @@ struct DaemonCommand {
         signal(SIGPIPE, SIG_IGN)
         var log = context.log
         if verbose { log.minimumLevel = .debug }
+        if progress { log.linePrefix = DrainProgress.redrawPrefix }
         let spool = try Spool(path: spoolPath)
         let lock = try SpoolLock(spool: spool)
         // Markers left by a daemon that died mid-outage (or full) say nothing about now.
@@ -175,7 +185,8 @@ struct DaemonCommand {
             processTag: UInt64.random(in: 0...UInt64.max))
         // Queued bytes are tracked (one stat per queued blob at start) only when something needs them.
         let queue = QueueBytes(spool: spool)
-        if metricsPath != nil || sizeLimit != nil { engine.observers.add(queue) }
+        if metricsPath != nil || sizeLimit != nil || progress { engine.observers.add(queue) }
+        if progress { engine.observers.add(ProgressReporter(queue: queue)) }
         if let sizeLimit {
             let gate = SpoolSizeGate(limit: sizeLimit, queue: queue, spool: spool, log: log)
             engine.sizeGate = gate

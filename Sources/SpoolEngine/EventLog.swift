@@ -19,6 +19,9 @@ public struct EventLog: Sendable {
     }
 
     public var minimumLevel: Level
+    /// Written before each line: `drain`'s progress sets "clear this line" so a log line replaces
+    /// the progress line instead of running into it.
+    public var linePrefix = ""
     private let clock: @Sendable () -> Timestamp
 
     public init(minimumLevel: Level = .info, clock: @escaping @Sendable () -> Timestamp) {
@@ -28,7 +31,7 @@ public struct EventLog: Sendable {
 
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= minimumLevel else { return }
-        let line = "\(clock().iso8601) spoold \(level.label): \(message())\n"
+        let line = "\(linePrefix)\(clock().iso8601) spoold \(level.label): \(message())\n"
         var bytes = Array(line.utf8)
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0
