@@ -15,15 +15,19 @@ final class ProgressTests: XCTestCase {
     }
 
     func testForcedProgress_redrawsInPlace_atMostFourTimesASecond_showingRetries() throws {
-        let receiver = UploadReceiver(script: .perKey([.status(500), .status(500)], then: .status(201)))
+        // Three items fail twice (retries wait), forty succeed at once, one at a time: many loop
+        // turns that each change the line, far more than four a second.
+        let flaky = ResponseScript.perKey([.status(500), .status(500)], then: .status(201))
+        let receiver = UploadReceiver(script: ResponseScript { $0.target.hasPrefix("/up/p") ? flaky.response(for: $0) : .status(201) })
         _ = try receiver.start()
         addTeardownBlock { receiver.stop() }
         let spool = try TestSpool(self)
         for i in 0..<3 { try spool.drop("p\(i).bin", payload(1000, seed: UInt64(60 + i))) }
+        for i in 0..<40 { try spool.drop("q\(i).bin", [UInt8(i)]) }
         let started = Date()
 
         let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--retry-base", "0.6", "--progress"])
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--retry-base", "0.6", "--concurrency", "1", "--progress"])
 
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
@@ -31,7 +35,7 @@ final class ProgressTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(lines.count, 3, result.stderr)
         XCTAssertLessThanOrEqual(Double(lines.count), elapsed * 4 + 2, "at most about four redraws a second: \(lines)")
         XCTAssertTrue(lines.contains { $0.contains("retries waiting") }, "\(lines)")
-        XCTAssertTrue(lines.last?.hasPrefix("3/3 items, 2.9 KiB/2.9 KiB") == true, "\(lines)")
+        XCTAssertTrue(lines.last?.hasPrefix("43/43 items, 3.0 KiB/3.0 KiB") == true, "\(lines)")
         XCTAssertTrue(result.stderr.hasSuffix("\n"), "the last line is ended")
         XCTAssertTrue(result.stderr.contains(ProgressTests.clear + "20"), "log lines clear the progress line first")
     }

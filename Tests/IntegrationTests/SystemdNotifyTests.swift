@@ -31,13 +31,21 @@ final class SystemdNotifyTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(pings.count, 5, "about one ping per 100 ms")
         XCTAssertLessThanOrEqual(Double(pings.count), elapsed / 0.1 + 2, "no more often than half the watchdog timeout")
 
-        try spool.drop("a.txt", [1, 2, 3])
+        // Three files make the queue change several times within a second: STATUS follows it, at
+        // most once a second.
+        for name in ["a.txt", "b.txt", "c.txt"] { try spool.drop(name, [1, 2, 3]) }
+        var statusTimes: [Date] = []
         var sawUploaded = false
         let deadline = Date(timeIntervalSinceNow: 20)
         while !sawUploaded, Date() < deadline, let message = listener.next(timeout: 5) {
-            if message.hasPrefix("STATUS=") && message.contains("1 uploaded") { sawUploaded = true }
+            guard message.hasPrefix("STATUS=") else { continue }
+            statusTimes.append(Date())
+            if message.contains("3 uploaded") { sawUploaded = true }
         }
         XCTAssertTrue(sawUploaded, "STATUS follows the queue")
+        for (earlier, later) in zip(statusTimes, statusTimes.dropFirst()) {
+            XCTAssertGreaterThan(later.timeIntervalSince(earlier), 0.9, "STATUS at most once a second")
+        }
 
         run.signal(SIGTERM)
         var sawStopping = false
