@@ -37,6 +37,9 @@ struct DaemonCommand {
                 attempts are handed back uncounted.
                 A full spool file system pauses taking files in (they wait in incoming/; logged once,
                 shown by 'spoold status') while uploads, which free space, go on.
+                Under systemd (NOTIFY_SOCKET set) it reports READY=1 after start-up recovery, STATUS=
+                with the queue, WATCHDOG=1 every half WATCHDOG_USEC and STOPPING=1 (see
+                contrib/spoold.service).
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
@@ -89,8 +92,19 @@ struct DaemonCommand {
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
+                OptionSpec("max-spool-size", valueName: "BYTES",
+                           help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
+                OptionSpec("when-full", valueName: "block|drop-oldest",
+                           help: "At --max-spool-size: new files wait in incoming/ untouched (block), or the oldest pending items are deleted to make room (drop-oldest).",
+                           defaultDescription: "block"),
+                OptionSpec("metrics-file", valueName: "PATH",
+                           help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
-            ] + (drain ? [maximumTime] : []),
+            ] + (drain ? [
+                maximumTime,
+                .flag("progress", help: "Show a progress line (items, bytes, rate, ETA, retries waiting) on stderr, redrawn in place; the default when stderr is a terminal."),
+                .flag("no-progress", help: "No progress line, even on a terminal."),
+            ] : []),
             positionals: [])
     }
 
@@ -107,6 +121,10 @@ struct DaemonCommand {
     var verbose: Bool
     var redirects: RedirectPolicy
     var hooks: HookRunner.Commands
+    var metricsPath: String?
+    var sizeLimit: SpoolSizeLimit?
+    /// `drain` on a terminal (or `--progress`): the redrawn progress line.
+    var progress: Bool
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -147,6 +165,13 @@ struct DaemonCommand {
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
             timeoutSeconds: try arguments.seconds("hook-timeout", range: 0.1...86_400) ?? 60)
+        metricsPath = arguments.value("metrics-file")
+        if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
+        sizeLimit = try DaemonCommand.sizeLimit(arguments, command: command)
+        if drain && arguments.flag("progress") && arguments.flag("no-progress") {
+            throw ArgumentError("--progress and --no-progress contradict each other", command: command)
+        }
+        progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
     }
 
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
@@ -155,6 +180,21 @@ struct DaemonCommand {
             throw ArgumentError("--\(option) needs a shell command", command: command)
         }
         return text
+    }
+
+    static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
+        let mode = arguments.value("when-full")
+        guard let text = arguments.value("max-spool-size") else {
+            if mode != nil { throw ArgumentError("--when-full needs --max-spool-size", command: command) }
+            return nil
+        }
+        guard let bytes = ByteCount.parse(text), bytes > 0 else {
+            throw ArgumentError("--max-spool-size '\(text)' is not a size such as 500M, 2GiB or 1000000", command: command)
+        }
+        guard let whenFull = SpoolSizeLimit.WhenFull(rawValue: mode ?? "block") else {
+            throw ArgumentError("--when-full must be block or drop-oldest, not '\(mode!)'", command: command)
+        }
+        return SpoolSizeLimit(bytes: bytes, whenFull: whenFull)
     }
 
     static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
@@ -212,14 +252,17 @@ struct DaemonCommand {
         signal(SIGPIPE, SIG_IGN)
         var log = context.log
         if verbose { log.minimumLevel = .debug }
+        if progress { log.linePrefix = DrainProgress.redrawPrefix }
         let spool = try Spool(path: spoolPath)
         let lock = try SpoolLock(spool: spool)
-        // A marker left by a daemon that died mid-outage says nothing about now.
+        // Markers left by a daemon that died mid-outage (or full) say nothing about now.
         OutageMarker.remove(in: spool)
         IntakeMarker.remove(in: spool)
+        SpoolFullMarker.remove(in: spool)
         defer {
             OutageMarker.remove(in: spool)
             IntakeMarker.remove(in: spool)
+            SpoolFullMarker.remove(in: spool)
         }
         let transport = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
@@ -228,6 +271,17 @@ struct DaemonCommand {
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
             processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
+        // Queued bytes are tracked (one stat per queued blob at start) only when something needs them.
+        let queue = QueueBytes(spool: spool)
+        if metricsPath != nil || sizeLimit != nil || progress { engine.observers.add(queue) }
+        if progress { engine.observers.add(ProgressReporter(queue: queue)) }
+        if let sizeLimit {
+            let gate = SpoolSizeGate(limit: sizeLimit, queue: queue, spool: spool, log: log)
+            engine.sizeGate = gate
+            engine.observers.add(gate)
+        }
+        if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, queue: queue, path: metricsPath, log: log)) }
+        if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
         let signals = SignalForwarder(engine.stopHandle)
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         // The lock is held until what is left has been counted.

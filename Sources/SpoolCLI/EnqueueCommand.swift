@@ -14,9 +14,14 @@ struct EnqueueCommand: SpooldCommand {
         so enqueueing many files at once is fast. A file that cannot be added (missing, not a
         regular file) is reported on stderr and the others are still added. A daemon starting
         meanwhile waits for the call to finish (and the call for its start-up recovery).
+        With --max-spool-size, files are added only while the payload bytes queued (pending and
+        in flight, counted from the spool) are below BYTES, as the daemon's own limit does; the
+        rest are refused and the exit code is 75. Give it the daemon's value: enqueue cannot
+        know it.
         Exit codes: 0 all added, 1 some files were skipped, 2 usage error, 3 the spool could not
         be written: its file system is full (the message says so), or an I/O error (the files not
-        printed were not added).
+        printed were not added), 75 the spool is full (the files not printed were not added; try
+        again later).
         """,
         options: [
             CommonOptions.spool,
@@ -25,6 +30,8 @@ struct EnqueueCommand: SpooldCommand {
             OptionSpec("field", kind: .repeatedValue, valueName: "KEY=VALUE", help: "A form field for multipart uploads."),
             OptionSpec("content-type", valueName: "TYPE", help: "Content type of these items.",
                        defaultDescription: "guessed from the file name"),
+            OptionSpec("max-spool-size", valueName: "BYTES",
+                       help: "Refuse files (exit 75) once this many payload bytes are queued, e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024)."),
         ],
         positionals: [PositionalSpec("FILE", help: "Files to add.", repeating: true)])
 
@@ -34,6 +41,7 @@ struct EnqueueCommand: SpooldCommand {
     var headers: [String: String]
     var fields: [String: String]
     var contentType: String?
+    var maximumSpoolBytes: Int64?
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
@@ -47,6 +55,12 @@ struct EnqueueCommand: SpooldCommand {
             }
             fields[String(text[..<eq])] = String(text[text.index(after: eq)...])
         }
+        if let text = arguments.value("max-spool-size") {
+            guard let bytes = ByteCount.parse(text), bytes > 0 else {
+                throw ArgumentError("--max-spool-size '\(text)' is not a size such as 500M, 2GiB or 1000000", command: "enqueue")
+            }
+            maximumSpoolBytes = bytes
+        }
         contentType = arguments.value("content-type")
         if let type = contentType, type.isEmpty || type.contains("\n") || type.contains("\r") {
             throw ArgumentError("invalid --content-type", command: "enqueue")
@@ -59,6 +73,21 @@ struct EnqueueCommand: SpooldCommand {
         spool.sharesStagingWithRecovery = true
         var generator = ItemIDGenerator(processTag: UInt64.random(in: 0...UInt64.max))
         let now = context.clock.now()
+        var files = self.files
+        var refused: [String] = []
+        if let maximumSpoolBytes {
+            let limit = SpoolSizeLimit(bytes: maximumSpoolBytes)
+            let summary = try SpoolSummary.load(spool)
+            var queued = (summary.states[.pending]?.bytes ?? 0) + (summary.states[.inflight]?.bytes ?? 0)
+            var admitted: [String] = []
+            for file in files {
+                guard limit.admits(queued: queued) else { refused.append(file); continue }
+                var st = stat()
+                if stat(file, &st) == 0 { queued += Int64(st.st_size) }
+                admitted.append(file)
+            }
+            files = admitted
+        }
         let items = files.map { file in
             let name = file.split(separator: "/").last.map(String.init) ?? file
             let id = generator.next(at: now, originalName: name)
@@ -78,6 +107,8 @@ struct EnqueueCommand: SpooldCommand {
                 context.complain("skipped \(reason)")
             }
         }
+        for file in refused { context.complain("refused \(file): the spool is full (--max-spool-size \(maximumSpoolBytes ?? 0) B)") }
+        if !refused.isEmpty { return .spoolFull }
         return skipped == 0 ? .success : .partial
     }
 }

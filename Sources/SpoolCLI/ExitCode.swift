@@ -14,4 +14,7 @@ public enum ExitCode: Int32, Sendable {
     /// `drain` was stopped (SIGTERM/SIGINT or `--max-time`) before everything was uploaded; what
     /// is left stays in the spool, nothing is lost.
     case stopped = 5
+    /// `enqueue --max-spool-size`: the queue is at its limit; the files not printed were not
+    /// added (EX_TEMPFAIL from sysexits.h: try again later).
+    case spoolFull = 75
 }

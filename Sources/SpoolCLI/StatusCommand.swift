@@ -3,11 +3,19 @@ import Foundation
 import SpoolCore
 import SpoolStore
 
-/// `spoold status`: counts and bytes per state, oldest age, next due, whether a daemon runs.
+/// `spoold status`: counts and bytes per state, oldest age, next due, whether a daemon runs,
+/// pending items by age and failed items by reason class.
 struct StatusCommand: SpooldCommand {
     static let spec = CommandSpec(
         name: "status",
         abstract: "Counts and bytes per state, oldest item, next retry, whether a daemon runs.",
+        discussion: """
+        Also pending items by age in doubling buckets (0-1 min, 1-2, 2-4 ..., like Postfix's
+        qshape; the age is the item's creation time, from its id) and failed items by reason
+        class (http 4xx, http 5xx, http other, network, refused, interrupted, sidecar, blob
+        missing, blob changed, metadata, other). --json has them as "pendingByAge" and
+        "failedByReason". "full" says whether a daemon's --max-spool-size is reached.
+        """,
         options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [])
 
@@ -23,6 +31,7 @@ struct StatusCommand: SpooldCommand {
         let spool = try CommonOptions.openExisting(spoolPath)
         let summary = try SpoolSummary.load(spool)
         let now = context.clock.now()
+        let ages = try QueueAges.load(spool, now: now)
         let daemon = SpoolLock.holder(of: spool)
         var rows: [(state: String, count: Int, bytes: Int64, oldest: Double?)] = []
         for state in ItemState.allCases {
@@ -34,6 +43,7 @@ struct StatusCommand: SpooldCommand {
         // Written by the daemon while the endpoint is unreachable; stale if no daemon holds the lock.
         let outage = daemon == nil ? nil : OutageMarker.read(in: spool)
         let intakePaused = daemon == nil ? nil : IntakeMarker.read(in: spool)
+        let full = daemon == nil ? nil : SpoolFullMarker.read(in: spool)
 
         if json {
             var object: [String: Any] = [
@@ -51,6 +61,20 @@ struct StatusCommand: SpooldCommand {
                 object["intake"] = ["paused": true, "since": intakePaused.iso8601, "reason": "disk full"] as [String: Any]
             } else {
                 object["intake"] = ["paused": false]
+            }
+            object["pendingByAge"] = ages.pending.rows.map { row -> [String: Any] in
+                let (lower, upper) = QueueAgeShape.bounds(ofBucket: row.bucket)
+                var bucket: [String: Any] = ["minMinutes": lower, "count": row.count]
+                if let upper { bucket["maxMinutes"] = upper }
+                return bucket
+            }
+            object["failedByReason"] = Dictionary(uniqueKeysWithValues: ages.failed.map { ($0.key.rawValue, $0.value) })
+            if let full {
+                object["full"] = [
+                    "full": true, "since": full.since.iso8601, "limitBytes": full.limitBytes, "whenFull": full.whenFull,
+                ] as [String: Any]
+            } else {
+                object["full"] = ["full": false]
             }
             if let outage {
                 object["uploads"] = ["paused": true, "since": outage.since.iso8601, "reason": outage.reason] as [String: Any]
@@ -70,6 +94,10 @@ struct StatusCommand: SpooldCommand {
         if let intakePaused {
             context.print("intake   paused since \(intakePaused.iso8601) (\(Output.age(intakePaused.seconds(until: now))) ago): the spool's file system is full; files wait in incoming/, uploads go on")
         }
+        if let full {
+            let what = full.whenFull == "drop-oldest" ? "the oldest pending items are dropped to make room" : "new files wait in incoming/"
+            context.print("full     since \(full.since.iso8601): --max-spool-size \(Output.bytes(full.limitBytes)) reached; \(what)")
+        }
         context.print("incoming \(summary.incomingFiles) file(s), \(Output.bytes(summary.incomingBytes))")
         for row in rows where row.count > 0 || row.state != "done" {
             let oldest = row.oldest.map { ", oldest \(Output.age($0))" } ?? ""
@@ -78,6 +106,18 @@ struct StatusCommand: SpooldCommand {
         if let nextDue {
             let wait = now.seconds(until: nextDue)
             context.print("next due " + (wait <= 0 ? "now" : "in \(Output.age(wait)) (\(nextDue.iso8601))"))
+        }
+        if !ages.pending.rows.isEmpty {
+            context.print("pending by age:")
+            for row in ages.pending.rows {
+                context.print("  \(QueueAgeShape.label(ofBucket: row.bucket).padding(toLength: 14, withPad: " ", startingAt: 0)) \(row.count)")
+            }
+        }
+        if !ages.failed.isEmpty {
+            context.print("failed by reason:")
+            for (reasonClass, count) in ages.failed.sorted(by: { $0.key < $1.key }) {
+                context.print("  \(reasonClass.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) \(count)")
+            }
         }
         if !summary.strays.isEmpty {
             context.print("strays   \(summary.strays.count) file(s) that are not items, e.g. \(summary.strays[0])")

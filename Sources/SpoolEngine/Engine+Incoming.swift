@@ -268,6 +268,7 @@ extension Engine {
         let notBefore = min(Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds), now)
         items[name.id] = ItemLifecycle(location: location, notBefore: notBefore)
         due.push(.init(notBefore: notBefore, id: name.id))
+        observers.itemQueued(name.id, at: location)
         log.debug("adopted \(name.id) from pending/")
     }
 
@@ -277,6 +278,8 @@ extension Engine {
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
         for name in incomingAnnounced.sorted().prefix(intakeBatchLimit) {
+            // Full (--max-spool-size): this and later files wait, announced, in incoming/.
+            if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) { break }
             incomingAnnounced.remove(name)
             incomingSettling[name] = nil
             if reportedNames.contains(name) { continue }
@@ -327,6 +330,7 @@ extension Engine {
                 } else {
                     items[id] = ItemLifecycle(location: ItemLocation(.pending, attempt: 0), notBefore: now)
                     due.push(.init(notBefore: now, id: id))
+                    observers.itemQueued(id, at: ItemLocation(.pending, attempt: 0))
                     log.debug("took incoming/\(name) as \(id)")
                 }
             case .rejected(let reason):

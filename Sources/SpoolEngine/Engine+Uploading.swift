@@ -68,6 +68,7 @@ extension Engine {
             guard result == .moved else {
                 log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
                 items[id] = nil
+                observers.itemLeftQueue(id)
                 continue
             }
             start(claim, now: now)
@@ -79,6 +80,7 @@ extension Engine {
             log.warning("\(transition.record.id) vanished while being recorded (\(result))")
             items[transition.record.id] = nil
             vanished.insert(transition.record.id)
+            observers.itemLeftQueue(transition.record.id)
         }
         if let observer {
             for event in round.outcomes where !vanished.contains(event.id) { observer.itemFinished(event) }
@@ -180,6 +182,8 @@ extension Engine {
             case .claimAndUpload:
                 preconditionFailure("finish never claims")
             }
+            observers.uploadFinished(
+                id, outcome: outcome, size: metadata.size, seconds: upload.startedAt.seconds(until: now), stillQueued: items[id] != nil)
         }
     }
 
@@ -230,6 +234,7 @@ extension Engine {
     /// failed/, keeping whatever files it has, and carries on.
     func quarantine(_ id: ItemID, at location: ItemLocation, reason: String) throws {
         items[id] = nil
+        observers.itemLeftQueue(id)
         let to = ItemLocation(.failed, attempt: location.attempt)
         var metadata = try? spool.readMetadata(id, at: location)
         metadata?.failureReason = LogRedaction.urls(in: reason)

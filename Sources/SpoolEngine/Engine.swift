@@ -64,6 +64,10 @@ public final class Engine {
     var rootWatch: Int32 = -1
 
     let inbox: CompletionInbox
+    /// Metrics, systemd notification, progress: told what happens, never asked what to do.
+    public let observers = EngineObservers()
+    /// `--max-spool-size`: decides whether a file in incoming/ may join the queue now.
+    public var sizeGate: SpoolSizeGate?
 
     /// A file in incoming/ as last seen, for the fallback rule when no lease can be taken.
     struct IncomingLook: Equatable {
@@ -130,6 +134,7 @@ public final class Engine {
         try scanIncoming(now: clock.now())
         // Items added (by `enqueue`) after recovery listed pending/ and before the watch was set.
         try scanPending(now: clock.now())
+        observers.engineStarted(self, now: clock.now())
         while true {
             let now = clock.now()
             noteStop(now: now)
@@ -155,11 +160,12 @@ public final class Engine {
                 break
             }
             try compactIndexIfLarge()
-            let timeout = stopping ? stopPollTimeout(now: now) : pollTimeout(now: now)
+            let timeout = observers.timeout(self, now: now, milliseconds: stopping ? stopPollTimeout(now: now) : pollTimeout(now: now))
             _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
             inbox.wakeup.drain()
         }
         try spool.drainRemovals()
+        observers.engineFinished(self, now: clock.now())
         return summary
     }
 

@@ -22,6 +22,9 @@ public struct EventLog: Sendable {
     }
 
     public var minimumLevel: Level
+    /// Written before each line: `drain`'s progress sets "clear this line" so a log line replaces
+    /// the progress line instead of running into it.
+    public var linePrefix = ""
     private let clock: @Sendable () -> Timestamp
 
     public init(minimumLevel: Level = .info, clock: @escaping @Sendable () -> Timestamp) {
@@ -31,7 +34,7 @@ public struct EventLog: Sendable {
 
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= minimumLevel else { return }
-        let line = "\(clock().iso8601) spoold \(level.label): \(LogEscaping.line(LogRedaction.urls(in: message())))\n"
+        let line = "\(linePrefix)\(clock().iso8601) spoold \(level.label): \(LogEscaping.line(LogRedaction.urls(in: message())))\n"
         var bytes = Array(line.utf8)
         bytes.withUnsafeMutableBytes { raw in
             var offset = 0

@@ -1,0 +1,64 @@
+import SpoolCore
+
+/// Something that watches the engine work without steering it: metrics, the systemd
+/// notifier, the progress line. Called on the engine's thread; must not block for long.
+///
+/// Every method has an empty default, so an observer implements only what it needs.
+public protocol EngineObserver: AnyObject {
+    /// Recovery is done, incoming/ was scanned, and the loop is about to start.
+    func engineStarted(_ engine: Engine, now: Timestamp)
+    /// Once per loop turn, before the engine waits: the latest time the observer wants the next
+    /// turn (the engine's poll timeout is shortened to it), or nil for no wish.
+    func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp?
+    /// The loop ended; the engine is about to return its summary.
+    func engineFinished(_ engine: Engine, now: Timestamp)
+    /// A new item joined the queue (ingested or adopted) in pending/.
+    func itemQueued(_ id: ItemID, at location: ItemLocation)
+    /// An item left the queue without an upload outcome (parked, vanished).
+    func itemLeftQueue(_ id: ItemID)
+    /// A pending item was deleted to make room (`--when-full drop-oldest`); by default the same
+    /// as leaving the queue.
+    func itemDropped(_ id: ItemID)
+    /// An upload attempt ended; `stillQueued` is false once the item was uploaded or parked.
+    func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool)
+}
+
+extension EngineObserver {
+    public func engineStarted(_ engine: Engine, now: Timestamp) {}
+    public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? { nil }
+    public func engineFinished(_ engine: Engine, now: Timestamp) {}
+    public func itemQueued(_ id: ItemID, at location: ItemLocation) {}
+    public func itemLeftQueue(_ id: ItemID) {}
+    public func itemDropped(_ id: ItemID) { itemLeftQueue(id) }
+    public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {}
+}
+
+/// The engine's observers, called in the order they were added.
+public final class EngineObservers {
+    private var observers: [any EngineObserver] = []
+
+    public init() {}
+
+    public func add(_ observer: any EngineObserver) { observers.append(observer) }
+
+    func engineStarted(_ engine: Engine, now: Timestamp) { for o in observers { o.engineStarted(engine, now: now) } }
+
+    /// The poll timeout shortened to the earliest time an observer asked for.
+    func timeout(_ engine: Engine, now: Timestamp, milliseconds: Int32) -> Int32 {
+        var result = milliseconds
+        for o in observers {
+            guard let wake = o.engineWillWait(engine, now: now) else { continue }
+            let ms = max(0, wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch)
+            result = min(result, Int32(clamping: ms))
+        }
+        return result
+    }
+
+    func engineFinished(_ engine: Engine, now: Timestamp) { for o in observers { o.engineFinished(engine, now: now) } }
+    func itemQueued(_ id: ItemID, at location: ItemLocation) { for o in observers { o.itemQueued(id, at: location) } }
+    func itemLeftQueue(_ id: ItemID) { for o in observers { o.itemLeftQueue(id) } }
+    func itemDropped(_ id: ItemID) { for o in observers { o.itemDropped(id) } }
+    func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
+        for o in observers { o.uploadFinished(id, outcome: outcome, size: size, seconds: seconds, stillQueued: stillQueued) }
+    }
+}

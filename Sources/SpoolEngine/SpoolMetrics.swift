@@ -1,0 +1,143 @@
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+
+/// `--metrics-file`: the daemon's counters and the spool's gauges in Prometheus text format,
+/// rewritten atomically every `refreshSeconds` and at exit (node_exporter's textfile collector).
+///
+/// Gauges come from the engine's own memory where it has them: the queue (pending and in
+/// flight) is the engine's item table, its bytes a running sum (`QueueBytes`), so a refresh
+/// does not rescan pending/. failed/ and incoming/ are
+/// listed again only when their directory's mtime moved (operators and producers change them).
+public final class SpoolMetrics: EngineObserver {
+    /// node_exporter reads textfiles on each scrape (often every 15 s): refresh a bit faster.
+    public static let refreshSeconds = 10.0
+    /// Seconds: a fast small PUT up to the default 300 s deadline.
+    public static let durationBounds: [Double] = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]
+
+    private let spool: Spool
+    private let file: AtomicTextFile
+    private let log: EventLog
+    private var nextRefresh: Timestamp?
+    private var writeFailed = false
+
+    /// Payload bytes of the engine's queue (pending or in flight), shared with the size limit.
+    private let queue: QueueBytes
+    private var uploads: [UploadOutcome.Class: Int] = [:]
+    private var uploadedBytes: Int64 = 0
+    private var durations = PrometheusText.Histogram(upperBounds: SpoolMetrics.durationBounds)
+    private var dropped = 0
+    private var failedFolder = FolderTotals(.failed)
+    private var incomingFolder = FolderTotals(.incoming)
+
+    /// `queue` must be an observer of the same engine, added before this one.
+    public init(spool: Spool, queue: QueueBytes, path: String, log: EventLog) {
+        self.spool = spool
+        self.queue = queue
+        self.file = AtomicTextFile(path: path)
+        self.log = log
+    }
+
+    // MARK: events
+
+    public func engineStarted(_ engine: Engine, now: Timestamp) { write(engine, now: now) }
+
+    public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? {
+        if let due = nextRefresh, now < due { return due }
+        write(engine, now: now)
+        return nextRefresh
+    }
+
+    public func engineFinished(_ engine: Engine, now: Timestamp) { write(engine, now: now) }
+
+    public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
+        let outcomeClass = outcome.class
+        uploads[outcomeClass, default: 0] += 1
+        if outcomeClass == .success { uploadedBytes += size }
+        durations.observe(max(0, seconds))
+    }
+
+    public func itemDropped(_ id: ItemID) { dropped += 1 }
+
+    // MARK: output
+
+    /// The exposition as of `now`.
+    func render(_ engine: Engine, now: Timestamp) -> String {
+        queue.reconcile(engine)
+        let queuedBytes = queue.total
+        failedFolder.refresh(spool, now: now)
+        incomingFolder.refresh(spool, now: now)
+        let inflightBytes = engine.uploads.values.reduce(Int64(0)) { $0 + $1.metadata.size }
+        let inflight = engine.uploads.count
+        var oldest: ItemID?
+        for (id, lifecycle) in engine.items where lifecycle.state == .pending {
+            if oldest.map({ id < $0 }) ?? true { oldest = id }
+        }
+        let oldestAge = oldest.flatMap(\.createdAt).map { max(0, $0.seconds(until: now)) } ?? 0
+
+        var text = PrometheusText()
+        func byState(_ values: [(String, Double)]) -> [(labels: [(String, String)], value: Double)] {
+            values.map { ([("state", $0.0)], $0.1) }
+        }
+        text.gauge("spoold_queue_items", "Items in the spool by state (incoming: files not yet taken).", byState([
+            ("incoming", Double(incomingFolder.count)), ("pending", Double(engine.items.count - inflight)),
+            ("inflight", Double(inflight)), ("failed", Double(failedFolder.count)),
+        ]))
+        text.gauge("spoold_queue_bytes", "Payload bytes in the spool by state.", byState([
+            ("incoming", Double(incomingFolder.bytes)), ("pending", Double(max(0, queuedBytes - inflightBytes))),
+            ("inflight", Double(inflightBytes)), ("failed", Double(failedFolder.bytes)),
+        ]))
+        text.gauge("spoold_oldest_pending_age_seconds", "Age of the oldest pending item (0 when none).", oldestAge)
+        text.counter("spoold_uploads_total", "Upload attempts finished since start, by outcome.",
+                     [UploadOutcome.Class.success, .retryable, .final, .outage].map { ([("outcome", $0.rawValue)], Double(uploads[$0] ?? 0)) })
+        text.counter("spoold_uploaded_bytes_total", "Payload bytes accepted by the endpoint since start.", Double(uploadedBytes))
+        text.histogram("spoold_upload_duration_seconds", "Duration of upload attempts, any outcome.", durations)
+        text.gauge("spoold_endpoint_up", "1 while the endpoint answers, 0 during an outage.", engine.outage == nil ? 1 : 0)
+        text.counter("spoold_dropped_total", "Pending items deleted to make room (--when-full drop-oldest) since start.", Double(dropped))
+        return text.text
+    }
+
+    private func write(_ engine: Engine, now: Timestamp) {
+        nextRefresh = now.adding(seconds: SpoolMetrics.refreshSeconds)
+        do {
+            try file.replace(with: render(engine, now: now))
+            if writeFailed { log.info("metrics file \(file.path) written again") }
+            writeFailed = false
+        } catch {
+            // Metrics are advisory: say so once and keep uploading.
+            if !writeFailed { log.warning("cannot write metrics file \(file.path): \(error); retrying every \(Int(SpoolMetrics.refreshSeconds)) s") }
+            writeFailed = true
+        }
+    }
+
+    /// Items and bytes in a folder the engine does not track, listed again only when the
+    /// folder's mtime moved (or was recent enough for a change in the same millisecond).
+    private struct FolderTotals {
+        let folder: SpoolFolder
+        var count = 0
+        var bytes: Int64 = 0
+        var seenModified: Int64?
+
+        init(_ folder: SpoolFolder) { self.folder = folder }
+
+        mutating func refresh(_ spool: Spool, now: Timestamp) {
+            let fd = spool.descriptor(folder)
+            guard let modified = try? spool.fs.status(of: fd).modifiedMilliseconds else { return }
+            if let seen = seenModified, seen == modified, now.millisecondsSinceEpoch - modified > 2000 { return }
+            seenModified = modified
+            guard let entries = try? spool.list(folder) else { return }
+            (count, bytes) = (0, 0)
+            for entry in entries {
+                if folder == .incoming {
+                    guard !entry.name.hasPrefix("."), !entry.name.hasSuffix(SpoolFolder.sidecarSuffix),
+                          let status = try? spool.fs.status(of: entry.name, in: fd), status.type == .regular else { continue }
+                    count += 1
+                    bytes += status.size
+                } else if let name = ItemFileName(parsing: entry.name) {
+                    if name.kind == .json { count += 1 }
+                    else if let status = try? spool.fs.status(of: entry.name, in: fd) { bytes += status.size }
+                }
+            }
+        }
+    }
+}

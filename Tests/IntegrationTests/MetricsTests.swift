@@ -1,0 +1,119 @@
+import Foundation
+import UploadReceiver
+import XCTest
+
+/// `--metrics-file`: the Prometheus textfile, parsed and checked against what happened.
+final class MetricsTests: XCTestCase {
+    func testDrain_metricsFileCountsUploadsBytesDurationsAndTheFailedItem() throws {
+        let receiver = UploadReceiver(script: ResponseScript { $0.target.hasSuffix("bad.txt") ? .status(400) : .status(201) })
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        let sizes = [100, 2000, 30_000]
+        for (i, size) in sizes.enumerated() { try spool.drop("ok\(i).bin", payload(size, seed: UInt64(i))) }
+        try spool.drop("bad.txt", payload(77, seed: 9))
+        let path = spool.root + "/spoold.prom"
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--metrics-file", path])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let m = try PromFile(path)
+        XCTAssertEqual(m["spoold_uploads_total{outcome=\"success\"}"], 3)
+        XCTAssertEqual(m["spoold_uploads_total{outcome=\"final\"}"], 1)
+        XCTAssertEqual(m["spoold_uploads_total{outcome=\"retryable\"}"], 0)
+        XCTAssertEqual(m["spoold_uploads_total{outcome=\"outage\"}"], 0)
+        XCTAssertEqual(m["spoold_uploaded_bytes_total"], Double(sizes.reduce(0, +)))
+        XCTAssertEqual(m["spoold_upload_duration_seconds_count"], 4)
+        XCTAssertEqual(m["spoold_upload_duration_seconds_bucket{le=\"+Inf\"}"], 4)
+        XCTAssertEqual(m["spoold_queue_items{state=\"failed\"}"], 1)
+        XCTAssertEqual(m["spoold_queue_bytes{state=\"failed\"}"], 77)
+        XCTAssertEqual(m["spoold_queue_items{state=\"pending\"}"], 0)
+        XCTAssertEqual(m["spoold_queue_items{state=\"inflight\"}"], 0)
+        XCTAssertEqual(m["spoold_queue_items{state=\"incoming\"}"], 0)
+        XCTAssertEqual(m["spoold_oldest_pending_age_seconds"], 0)
+        XCTAssertEqual(m["spoold_endpoint_up"], 1)
+        XCTAssertEqual(m["spoold_dropped_total"], 0)
+        let buckets = m.samples.filter { $0.key.hasPrefix("spoold_upload_duration_seconds_bucket") }
+        XCTAssertEqual(buckets.count, 14, "13 bounds and +Inf")
+        XCTAssertEqual(m.types["spoold_upload_duration_seconds"], "histogram")
+        XCTAssertEqual(m.types["spoold_uploads_total"], "counter")
+        XCTAssertEqual(m.types["spoold_queue_items"], "gauge")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: spool.root).filter { $0.contains(".tmp-") }, [],
+                       "the scratch file was renamed into place")
+    }
+
+    func testRun_metricsRefreshWithinTenSecondsDuringAnOutage_andAtExit() throws {
+        let port = try freeLoopbackPort()
+        let spool = try TestSpool(self)
+        try spool.drop("a.bin", payload(1000, seed: 1))
+        try spool.drop("b.bin", payload(234, seed: 2))
+        let path = spool.root + "/spoold.prom"
+        let run = try SpooldProcess(
+            ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0", "--metrics-file", path])
+        addTeardownBlock { run.signal(SIGKILL) }
+
+        // Written at start (the endpoint not yet tried), then refreshed within 10 s while nothing
+        // happens but probes.
+        var during: PromFile?
+        XCTAssertTrue(waitUntil(timeout: 15) {
+            during = try? PromFile(path)
+            return during?["spoold_endpoint_up"] == 0
+        }, run.readErr())
+        let m = try XCTUnwrap(during)
+        XCTAssertEqual((m["spoold_queue_items{state=\"pending\"}"] ?? 0) + (m["spoold_queue_items{state=\"inflight\"}"] ?? 0), 2)
+        XCTAssertEqual((m["spoold_queue_bytes{state=\"pending\"}"] ?? 0) + (m["spoold_queue_bytes{state=\"inflight\"}"] ?? 0), 1234)
+        XCTAssertGreaterThan(m["spoold_uploads_total{outcome=\"outage\"}"] ?? 0, 0)
+        XCTAssertEqual(m["spoold_uploads_total{outcome=\"success\"}"], 0)
+        XCTAssertGreaterThanOrEqual(m["spoold_oldest_pending_age_seconds"] ?? -1, 0)
+
+        try FileManager.default.removeItem(atPath: path)
+        run.signal(SIGTERM)
+        let result = try run.wait(timeout: 20)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        let atExit = try PromFile(path)
+        XCTAssertEqual(atExit["spoold_queue_bytes{state=\"pending\"}"], 1234, "written again at exit")
+        XCTAssertEqual(atExit["spoold_queue_items{state=\"inflight\"}"], 0)
+    }
+}
+
+/// A Prometheus text file read back: samples by `name{labels}` and the declared types.
+struct PromFile {
+    var samples: [String: Double] = [:]
+    var types: [String: String] = [:]
+
+    init(_ path: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("# TYPE ") {
+                let parts = line.split(separator: " ")
+                types[String(parts[2])] = String(parts[3])
+            } else if !line.hasPrefix("#") {
+                let space = try XCTUnwrap(line.lastIndex(of: " "))
+                let value = String(line[line.index(after: space)...])
+                samples[String(line[..<space])] = value == "+Inf" ? .infinity : try XCTUnwrap(Double(value), String(line))
+            }
+        }
+    }
+
+    subscript(_ key: String) -> Double? { samples[key] }
+}
+
+/// Checks `condition` every 20 ms until it holds or `timeout` passes (for states only visible on disk).
+func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// A loopback port nothing listens on right now (bound, read, closed).
+func freeLoopbackPort() throws -> UInt16 {
+    let probe = UploadReceiver()
+    let port = try probe.start()
+    probe.stop()
+    return port
+}
