@@ -103,6 +103,20 @@ public final class Spool {
         try fs.status(of: file.description, in: descriptor(SpoolFolder(location.state)))
     }
 
+    /// Opens an item's blob for its upload: `openat(2)` relative to its folder with O_NOFOLLOW and
+    /// O_NONBLOCK (a symlink fails with ELOOP, a FIFO cannot block), then `fstat(2)` of what was
+    /// opened. The caller checks the status and owns the descriptor.
+    public func openBlob(_ id: ItemID, at location: ItemLocation) throws -> (FileDescriptor, FileStatus) {
+        let name = ItemFileName(id: id, attempt: location.attempt, kind: .blob).description
+        let fd = try fs.open(name, relativeTo: descriptor(SpoolFolder(location.state)), flags: [.readOnly, .nonBlocking], mode: 0)
+        do {
+            return (fd, try fs.status(of: fd))
+        } catch {
+            fs.close(fd)
+            throw error
+        }
+    }
+
     // MARK: Transitions
 
     /// From this many files to make durable in one batch, one `syncfs(2)` of the spool's file

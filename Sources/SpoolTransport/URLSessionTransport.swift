@@ -6,70 +6,73 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// Uploads with one long-lived URLSession, streaming each blob from disk (`uploadTask(fromFile:)`).
+/// Uploads with one long-lived URLSession; every body is read from the descriptor the spool
+/// opened (`BlobBody`), never from a path.
 ///
+/// - Bodies: up to `inMemoryLimit` the body is read into memory and sent as `Data`; larger ones
+///   stream through `BodyInputStream` as the request's `httpBodyStream`, with an explicit
+///   `Content-Length`. Neither ever pauses libcurl, so a server that drops the connection at any
+///   byte ends the attempt at once with a network error (see `BodyInputStream`).
+/// - Answers: tasks have no completion handler, so URLSession does not collect the answer; the
+///   delegate keeps its first `excerptLength` bytes for the history and drops the rest as it
+///   arrives. Memory stays flat whatever the server sends.
 /// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
 ///   deadline of an attempt (all its redirect hops included) is ours: one sweeper timer, running
 ///   only while attempts are in flight, cancels the overdue ones (RELIABILITY rule 10). A timer
 ///   per request would hold its closure until it fired, long after the upload ended.
+/// - Cancelling: a task whose redirect callback has been answered is never cancelled (it is about
+///   to complete; FoundationNetworking traps if a cancel overtakes that answer), and a task
+///   already told to cancel never gets its redirect answered.
 /// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
 ///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
-///   host) is sent again as a fresh upload task of the same file, method and headers; anything
-///   else ends the attempt with a final refusal.
-/// - Multipart (`--form`): the body is assembled as a file in the spool's `tmp/` on a background
-///   queue, uploaded like a blob, and removed when the attempt ends.
+///   host) is sent again as a fresh task with the same body, method and headers; anything else
+///   ends the attempt with a final refusal.
+/// - Multipart (`--form`): the preamble, the blob and the epilogue are streamed as one body.
 /// - Request headers are never logged (they may hold credentials from `--header-file`).
-public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTaskDelegate, @unchecked Sendable {
+public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
     /// Bytes of response body kept for the attempt history.
     public static let excerptLength = 512
 
-    /// Blobs up to this size are sent from memory (at most `concurrency` × 4 MiB held at once).
-    /// Two reasons, both measured on Linux (swift-corelibs-foundation 6.3.1, libcurl 7.88):
-    /// - `uploadTask(fromFile:)` reads the file asynchronously and pauses libcurl's send while it
-    ///   waits; when the server drops the connection in that window, the later unpause fails
-    ///   (`curl_easy_pause` returns 43 since libcurl 7.69) and a `try!` in FoundationNetworking's
-    ///   EasyHandle traps the whole process. A `Data` body never pauses.
-    /// - `fromFile` also looks up the file owner's user and group names (nsswitch, /etc/passwd,
-    ///   /etc/group) on every upload: small items go 1.6x faster from memory.
-    /// Larger blobs stream from the file, so memory stays flat for big items.
+    /// Bodies up to this size are sent from memory (at most `concurrency` × 4 MiB held at once):
+    /// small items go faster as one `Data` than through a stream. Larger ones stream.
     public static let inMemoryLimit: Int64 = 4 * 1024 * 1024
 
-    /// The whole file if it has exactly `expected` bytes; nil otherwise (the file upload path
-    /// then reports whatever is wrong with it).
-    static func readSmall(_ path: String, expected: Int64) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: Int(expected) + 1)
-        var total = 0
-        while total < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            total += n
-        }
-        guard total == Int(expected) else { return nil }
-        return Data(bytes[0..<total])
-    }
-
-    /// One attempt of one item, across its redirect hops; mutated only under `attempts`' lock.
+    /// One attempt of one item, across its redirect hops; mutated only under `state`'s lock.
     private final class Attempt: @unchecked Sendable {
         let request: UploadRequest
         let completion: @Sendable (UploadOutcome) -> Void
-        var bodyPath: String
-        var contentType: String
+        let deadline: DispatchTime
+        var url: URL
         var task: URLSessionTask?
         var hops = 0
         var timedOut = false
         var cancelled = false
-        let deadline: DispatchTime
+        /// The start of the current hop's answer, at most `excerptLength` bytes.
+        var excerpt: [UInt8] = []
 
-        init(_ request: UploadRequest, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        init(_ request: UploadRequest, url: URL, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
             self.request = request
+            self.url = url
             self.deadline = deadline
             self.completion = completion
-            self.bodyPath = request.blobPath
-            self.contentType = request.contentType
+        }
+    }
+
+    /// What the transport tracks, under one lock.
+    private struct State {
+        var attempts: [Int: Attempt] = [:]
+        /// Task identifier → attempt key, for the delegate callbacks.
+        var keyByTask: [Int: Int] = [:]
+        /// Tasks told to cancel: their redirect callback is left unanswered.
+        var cancelIssued: Set<Int> = []
+        /// Tasks whose redirect callback was answered: they complete on their own, uncancelled.
+        var redirectAnswered: Set<Int> = []
+
+        /// Marks `task` as being cancelled and returns it, unless it is finishing a redirect.
+        mutating func cancelling(_ task: URLSessionTask?) -> URLSessionTask? {
+            guard let task, !redirectAnswered.contains(task.taskIdentifier) else { return nil }
+            cancelIssued.insert(task.taskIdentifier)
+            return task
         }
     }
 
@@ -78,13 +81,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     private let redirects: RedirectPolicy
     private let timers = DispatchQueue(label: "spoold.transport.deadlines")
     private let sweeper: any DispatchSourceTimer
-    /// Whether `sweeper` is resumed; changed only under `attempts`' lock.
+    /// Whether `sweeper` is resumed; changed only under `state`'s lock.
     private let sweeping = Mutex(false)
-    private let builders = DispatchQueue(label: "spoold.transport.multipart", attributes: .concurrent)
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
-    private let attempts = Mutex<[Int: Attempt]>([:])
+    private let state = Mutex(State())
     private let nextKey = Mutex(0)
 
     /// - Parameters:
@@ -132,6 +134,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let url = URL(string: request.url), HTTPOrigin(request.url) != nil else {
+            request.body.close()
             completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
@@ -139,77 +142,76 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             key += 1
             return key
         }
-        let attempt = Attempt(request, deadline: .now() + deadlineSeconds, completion: completion)
-        attempts.withLock { all in
-            all[key] = attempt
+        let attempt = Attempt(request, url: url, deadline: .now() + deadlineSeconds, completion: completion)
+        state.withLock { state in
+            state.attempts[key] = attempt
             setSweeping(true)
         }
-        if let form = request.form, let formPath = request.formBodyPath {
-            builders.async { [weak self] in
-                guard let self else { return }
-                do {
-                    _ = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
-                } catch {
-                    self.finish(key, .network("could not assemble the multipart body: \(error)"))
-                    return
-                }
-                self.attempts.withLock { all in
-                    all[key]?.bodyPath = formPath
-                    all[key]?.contentType = form.headerValue
-                }
-                self.send(key, to: url)
-            }
-        } else {
-            starts.async { [weak self] in self?.send(key, to: url) }
-        }
+        starts.async { [weak self] in self?.send(key, to: url) }
     }
 
     public func cancelAll() {
-        let tasks = attempts.withLock { all in
-            all.values.compactMap { attempt -> URLSessionTask? in
+        let tasks = state.withLock { state in
+            state.attempts.values.compactMap { attempt -> URLSessionTask? in
                 attempt.cancelled = true
-                return attempt.task
+                return state.cancelling(attempt.task)
             }
         }
         for task in tasks { task.cancel() }
     }
 
-    /// Starts (or, after a redirect, restarts) the attempt's upload task to `url`. The task is
-    /// made outside `attempts`' lock: `uploadTask` waits for the session's own queue, and
-    /// completions must not wait for that.
+    /// The parts of an attempt's body: the blob, inside the multipart frame with `--form`.
+    private static func bodyParts(_ request: UploadRequest) -> [BodyInputStream.Part] {
+        guard let form = request.form else { return [.blob(request.body)] }
+        return [.bytes(form.preamble), .blob(request.body), .bytes(form.epilogue)]
+    }
+
+    /// Starts (or, after a redirect, restarts) the attempt's task to `url`. The task is made
+    /// outside `state`'s lock: making a task waits for the session's own queue, and completions
+    /// must not wait for that.
     private func send(_ key: Int, to url: URL) {
-        enum Next { case gone, stop(UploadOutcome), go(UploadRequest, bodyPath: String, contentType: String) }
-        let next: Next = attempts.withLock { all in
-            guard let attempt = all[key] else { return .gone }
+        enum Next { case gone, stop(UploadOutcome), go(UploadRequest) }
+        let next: Next = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
-            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType)
+            attempt.url = url
+            return .go(attempt.request)
         }
-        guard case .go(let request, let bodyPath, let contentType) = next else {
+        guard case .go(let request) = next else {
             if case .stop(let outcome) = next { finish(key, outcome) }
             return
         }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        urlRequest.setValue(request.form?.headerValue ?? request.contentType, forHTTPHeaderField: "Content-Type")
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
-        let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
-            self?.handle(key, url: url, data: data, response: response, error: error)
-        }
-        let task: URLSessionUploadTask
-        if request.size <= URLSessionTransport.inMemoryLimit, request.form == nil,
-           let body = URLSessionTransport.readSmall(bodyPath, expected: request.size) {
-            task = session.uploadTask(with: urlRequest, from: body, completionHandler: handler)
+        let parts = URLSessionTransport.bodyParts(request)
+        let length = BodyInputStream.length(of: parts)
+        let task: URLSessionTask
+        if length <= URLSessionTransport.inMemoryLimit {
+            guard let body = BodyInputStream.data(of: parts) else {
+                finish(key, URLSessionTransport.unreadable(request.body))
+                return
+            }
+            task = session.uploadTask(with: urlRequest, from: body)
         } else {
-            task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: bodyPath), completionHandler: handler)
+            // A stream's length is unknown to URLSession, which would send it chunked. A blank
+            // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
+            urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
+            urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            urlRequest.httpBodyStream = BodyInputStream(parts)
+            task = session.dataTask(with: urlRequest)
         }
         // Cancelled or overdue while the task was being made: it never starts.
-        let stillWanted: Next = attempts.withLock { all in
-            guard let attempt = all[key] else { return .gone }
+        let stillWanted: Next = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
             attempt.task = task
+            attempt.excerpt = []
+            state.keyByTask[task.taskIdentifier] = key
             return next
         }
         switch stillWanted {
@@ -221,25 +223,35 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         }
     }
 
-    private func handle(_ key: Int, url: URL, data: Data?, response: URLResponse?, error: Error?) {
-        let state: (timedOut: Bool, hops: Int, method: String)? = attempts.withLock { all in
-            guard let attempt = all[key] else { return nil }
+    /// A body that could not be read to its recorded size: an item error (RELIABILITY rule 8),
+    /// final, and no request is sent.
+    private static func unreadable(_ body: BlobBody) -> UploadOutcome {
+        .refused(body.failure ?? "its payload could not be read")
+    }
+
+    private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], response: URLResponse?, error: Error?) {
+        let found: (timedOut: Bool, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return nil }
             attempt.task = nil
-            return (attempt.timedOut, attempt.hops, attempt.request.method)
+            return (attempt.timedOut, attempt.hops, attempt.request.method, attempt.request.body)
         }
-        guard let state else { return }
+        guard let found else { return }
+        if let failure = found.body.failure {
+            finish(key, .refused(failure))
+            return
+        }
         if let http = response as? HTTPURLResponse, error == nil {
-            let excerpt = URLSessionTransport.excerpt(data)
+            let excerpt = URLSessionTransport.excerpt(Data(bytes))
             let location = http.value(forHTTPHeaderField: "Location").flatMap {
                 URL(string: $0, relativeTo: url)?.absoluteURL.absoluteString
             }
             switch redirects.decide(
-                status: http.statusCode, method: state.method, from: url.absoluteString, location: location,
-                hopsSoFar: state.hops)
+                status: http.statusCode, method: found.method, from: url.absoluteString, location: location,
+                hopsSoFar: found.hops)
             {
             case .follow(let target):
                 guard let next = URL(string: target) else { break }
-                attempts.withLock { $0[key]?.hops += 1 }
+                state.withLock { $0.attempts[key]?.hops += 1 }
                 send(key, to: next)
                 return
             case .refuse(let reason):
@@ -255,7 +267,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             finish(key, outcome)
             return
         }
-        if state.timedOut {
+        if found.timedOut {
             finish(key, timeoutOutcome)
             return
         }
@@ -265,18 +277,18 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     /// Cancels every attempt past its deadline; stops itself when nothing is in flight.
     private func sweep() {
         let now = DispatchTime.now()
-        let overdue: [URLSessionTask] = attempts.withLock { all in
-            if all.isEmpty { setSweeping(false) }
-            return all.values.compactMap { attempt in
+        let overdue: [URLSessionTask] = state.withLock { state in
+            if state.attempts.isEmpty { setSweeping(false) }
+            return state.attempts.values.compactMap { attempt in
                 guard !attempt.timedOut, attempt.deadline <= now else { return nil }
                 attempt.timedOut = true
-                return attempt.task
+                return state.cancelling(attempt.task)
             }
         }
         for task in overdue { task.cancel() }
     }
 
-    /// Resumes or suspends the sweeper, balanced; call under `attempts`' lock.
+    /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
     private func setSweeping(_ on: Bool) {
         sweeping.withLock { running in
             guard running != on else { return }
@@ -285,10 +297,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         }
     }
 
-    /// Ends the attempt exactly once: forgets it, removes its multipart file, reports the outcome.
+    /// Ends the attempt exactly once: forgets it, closes its blob, reports the outcome.
     private func finish(_ key: Int, _ outcome: UploadOutcome) {
-        guard let attempt = attempts.withLock({ $0.removeValue(forKey: key) }) else { return }
-        if let formPath = attempt.request.formBodyPath { unlink(formPath) }
+        guard let attempt = state.withLock({ $0.attempts.removeValue(forKey: key) }) else { return }
+        attempt.request.body.close()
         attempt.completion(outcome)
     }
 
@@ -296,12 +308,53 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         .network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)")
     }
 
+    // MARK: - URLSession delegate (its serial delegate queue)
+
+    /// Keeps the first `excerptLength` bytes of the answer and drops the rest.
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        state.withLock { state in
+            guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return }
+            let room = URLSessionTransport.excerptLength - attempt.excerpt.count
+            if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
+        }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let found: (key: Int, url: URL, excerpt: [UInt8])? = state.withLock { state in
+            let id = task.taskIdentifier
+            state.cancelIssued.remove(id)
+            state.redirectAnswered.remove(id)
+            guard let key = state.keyByTask.removeValue(forKey: id), let attempt = state.attempts[key] else { return nil }
+            defer { attempt.excerpt = [] }
+            return (key, attempt.url, attempt.excerpt)
+        }
+        guard let found else { return }
+        handle(found.key, url: found.url, excerpt: found.excerpt, response: task.response, error: error)
+    }
+
     /// Declines every redirect: the 3xx comes back to `handle`, which applies `RedirectPolicy`.
+    /// A task already told to cancel is left unanswered (see the type's note on cancelling).
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        let answer = state.withLock { state in
+            guard !state.cancelIssued.contains(task.taskIdentifier) else { return false }
+            state.redirectAnswered.insert(task.taskIdentifier)
+            return true
+        }
+        if answer { completionHandler(nil) }
+    }
+
+    /// A fresh stream of the same body from byte 0, when libcurl must send it again (a reused
+    /// connection that turned out dead).
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        let request = state.withLock { state in
+            state.keyByTask[task.taskIdentifier].flatMap { state.attempts[$0]?.request }
+        }
+        completionHandler(request.map { BodyInputStream(URLSessionTransport.bodyParts($0)) })
     }
 
     static func networkOutcome(_ error: Error?) -> UploadOutcome {
