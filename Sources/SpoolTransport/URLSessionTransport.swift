@@ -14,15 +14,21 @@ import FoundationNetworking
 ///   `Content-Length`. Neither ever pauses libcurl, so a server that drops the connection at any
 ///   byte ends the attempt at once with a network error (see `BodyInputStream`).
 /// - Answers: tasks have no completion handler, so URLSession does not collect the answer; the
-///   delegate keeps its first `excerptLength` bytes for the history and drops the rest as it
-///   arrives. Memory stays flat whatever the server sends.
+///   delegate keeps its first `excerptLength` bytes for the history and drops the rest. An answer
+///   longer than `answerLimit` is not read to its end: its status is the outcome and the task is
+///   cancelled, so a fast endless answer ends at once; a trickling one ends at the deadline.
+///   The delegate queue pushes back on URLSession (`BoundedOperationQueue`), so at most 1 MiB
+///   of answer waits for the delegate: memory stays flat whatever the server sends.
 /// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
 ///   deadline of an attempt (all its redirect hops included) is ours: one sweeper timer, running
 ///   only while attempts are in flight, cancels the overdue ones (RELIABILITY rule 10). A timer
 ///   per request would hold its closure until it fired, long after the upload ended.
 /// - Cancelling: a task whose redirect callback has been answered is never cancelled (it is about
 ///   to complete; FoundationNetworking traps if a cancel overtakes that answer), and a task
-///   already told to cancel never gets its redirect answered.
+///   already told to cancel never gets its redirect answered. `cancel` and making a task wait
+///   for the session's work queue (`workQueue.sync` in swift-corelibs-foundation 6.3), which
+///   may itself wait for the delegate queue (`BoundedOperationQueue`): neither is ever called
+///   from the delegate queue.
 /// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
 ///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
 ///   host) is sent again as a fresh task with the same body, method and headers; anything else
@@ -32,6 +38,9 @@ import FoundationNetworking
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
     /// Bytes of response body kept for the attempt history.
     public static let excerptLength = 512
+
+    /// Answer bytes read before an answer counts as complete by its status alone.
+    public static let answerLimit: Int64 = 1 << 20
 
     /// Bodies up to this size are sent from memory (at most `concurrency` × 4 MiB held at once):
     /// small items go faster as one `Data` than through a stream. Larger ones stream.
@@ -49,6 +58,18 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var cancelled = false
         /// The start of the current hop's answer, at most `excerptLength` bytes.
         var excerpt: [UInt8] = []
+        /// Answer bytes of the current hop so far.
+        var received: Int64 = 0
+        /// The current hop's answer passed `answerLimit` and its task was cancelled: the status
+        /// already received is the outcome.
+        var answerCut = false
+
+        /// Starts a hop: nothing received yet.
+        func resetAnswer() {
+            excerpt = []
+            received = 0
+            answerCut = false
+        }
 
         init(_ request: UploadRequest, url: URL, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
             self.request = request
@@ -121,7 +142,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         configuration.httpShouldSetCookies = false
         configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let queue = OperationQueue()
+        // 64 pieces of 16 KiB at most wait for the delegate (see BoundedOperationQueue).
+        let queue = delegate == nil ? OperationQueue() : BoundedOperationQueue(limit: 64)
         queue.maxConcurrentOperationCount = 1
         return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
@@ -210,7 +232,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
             attempt.task = task
-            attempt.excerpt = []
+            attempt.resetAnswer()
             state.keyByTask[task.taskIdentifier] = key
             return next
         }
@@ -252,7 +274,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             case .follow(let target):
                 guard let next = URL(string: target) else { break }
                 state.withLock { $0.attempts[key]?.hops += 1 }
-                send(key, to: next)
+                // Not here: making a task waits for the session's work queue, which may be
+                // waiting for this (delegate) queue.
+                starts.async { [weak self] in self?.send(key, to: next) }
                 return
             case .refuse(let reason):
                 finish(key, .refused(reason, status: http.statusCode, excerpt: excerpt))
@@ -310,26 +334,35 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     // MARK: - URLSession delegate (its serial delegate queue)
 
-    /// Keeps the first `excerptLength` bytes of the answer and drops the rest.
+    /// Keeps the first `excerptLength` bytes of the answer and drops the rest; cancels the task
+    /// once the answer passes `answerLimit`.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        state.withLock { state in
-            guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return }
+        let cut: URLSessionTask? = state.withLock { state in
+            guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return nil }
             let room = URLSessionTransport.excerptLength - attempt.excerpt.count
             if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
+            attempt.received += Int64(data.count)
+            guard attempt.received > URLSessionTransport.answerLimit, !attempt.answerCut, dataTask.response != nil else { return nil }
+            attempt.answerCut = true
+            return state.cancelling(dataTask)
         }
+        // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
+        if let cut { timers.async { cut.cancel() } }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let found: (key: Int, url: URL, excerpt: [UInt8])? = state.withLock { state in
+        let found: (key: Int, url: URL, excerpt: [UInt8], cut: Bool)? = state.withLock { state in
             let id = task.taskIdentifier
             state.cancelIssued.remove(id)
             state.redirectAnswered.remove(id)
             guard let key = state.keyByTask.removeValue(forKey: id), let attempt = state.attempts[key] else { return nil }
-            defer { attempt.excerpt = [] }
-            return (key, attempt.url, attempt.excerpt)
+            defer { attempt.resetAnswer() }
+            return (key, attempt.url, attempt.excerpt, attempt.answerCut)
         }
         guard let found else { return }
-        handle(found.key, url: found.url, excerpt: found.excerpt, response: task.response, error: error)
+        // A cut answer ends with "cancelled", but its status arrived: that is the outcome.
+        let answered = found.cut && task.response is HTTPURLResponse
+        handle(found.key, url: found.url, excerpt: found.excerpt, response: task.response, error: answered ? nil : error)
     }
 
     /// Declines every redirect: the 3xx comes back to `handle`, which applies `RedirectPolicy`.
