@@ -40,8 +40,9 @@ final class BodyInputStream: InputStream {
     override var streamStatus: Stream.Status { status }
     override var streamError: (any Error)? { nil }
     /// True until the end, and in the error state too: URLSession takes false as "body complete",
-    /// and a short body would leave the server waiting for the rest.
-    override var hasBytesAvailable: Bool { status == .open || status == .reading || status == .error }
+    /// and a short body would leave the server waiting for the rest. (Before `open`, too: a
+    /// rewind reads the stream forward before opening it.)
+    override var hasBytesAvailable: Bool { status != .atEnd && status != .closed }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
         guard status != .error, status != .closed else { return -1 }
@@ -64,7 +65,6 @@ final class BodyInputStream: InputStream {
             }
             if n > 0 {
                 offset += Int64(n)
-                status = .reading
                 return n
             }
             part += 1
@@ -72,25 +72,5 @@ final class BodyInputStream: InputStream {
         }
         status = .atEnd
         return 0
-    }
-
-    /// The whole body in memory (for small bodies: URLSession sends a `Data` body with its own
-    /// `Content-Length`); nil when a read fails.
-    static func data(of parts: [Part]) -> Data? {
-        let total = Int(length(of: parts))
-        var data = Data(count: total)
-        let stream = BodyInputStream(parts)
-        stream.open()
-        var filled = 0
-        let ok = data.withUnsafeMutableBytes { raw -> Bool in
-            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return total == 0 }
-            while filled < total {
-                let n = stream.read(base + filled, maxLength: total - filled)
-                if n <= 0 { return false }
-                filled += n
-            }
-            return true
-        }
-        return ok ? data : nil
     }
 }

@@ -9,10 +9,12 @@ import FoundationNetworking
 /// Uploads with one long-lived URLSession; every body is read from the descriptor the spool
 /// opened (`BlobBody`), never from a path.
 ///
-/// - Bodies: up to `inMemoryLimit` the body is read into memory and sent as `Data`; larger ones
-///   stream through `BodyInputStream` as the request's `httpBodyStream`, with an explicit
-///   `Content-Length`. Neither ever pauses libcurl, so a server that drops the connection at any
-///   byte ends the attempt at once with a network error (see `BodyInputStream`).
+/// - Bodies: every body streams through `BodyInputStream` as the request's `httpBodyStream`,
+///   with an explicit `Content-Length`. It never pauses libcurl, so a server that drops the
+///   connection at any byte ends the attempt at once with a network error; when libcurl resends
+///   a body on a fresh connection (a reused one turned out dead), `needNewBodyStream` gives it
+///   the body again from byte 0. (A `Data` body cannot be rewound: FoundationNetworking traps
+///   in `seekInputStream` if a stream is offered for it, and sends a short body if not.)
 /// - Answers: tasks have no completion handler, so URLSession does not collect the answer; the
 ///   delegate keeps its first `excerptLength` bytes for the history and drops the rest. An answer
 ///   longer than `answerLimit` is not read to its end: its status is the outcome and the task is
@@ -41,10 +43,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     /// Answer bytes read before an answer counts as complete by its status alone.
     public static let answerLimit: Int64 = 1 << 20
-
-    /// Bodies up to this size are sent from memory (at most `concurrency` × 4 MiB held at once):
-    /// small items go faster as one `Data` than through a stream. Larger ones stream.
-    public static let inMemoryLimit: Int64 = 4 * 1024 * 1024
 
     /// One attempt of one item, across its redirect hops; mutated only under `state`'s lock.
     private final class Attempt: @unchecked Sendable {
@@ -211,21 +209,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
         let parts = URLSessionTransport.bodyParts(request)
         let length = BodyInputStream.length(of: parts)
-        let task: URLSessionTask
-        if length <= URLSessionTransport.inMemoryLimit {
-            guard let body = BodyInputStream.data(of: parts) else {
-                finish(key, URLSessionTransport.unreadable(request.body))
-                return
-            }
-            task = session.uploadTask(with: urlRequest, from: body)
-        } else {
-            // A stream's length is unknown to URLSession, which would send it chunked. A blank
-            // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
-            urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
-            urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-            urlRequest.httpBodyStream = BodyInputStream(parts)
-            task = session.dataTask(with: urlRequest)
-        }
+        // A stream's length is unknown to URLSession, which would send it chunked. A blank
+        // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
+        urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
+        urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+        urlRequest.httpBodyStream = BodyInputStream(parts)
+        let task = session.dataTask(with: urlRequest)
         // Cancelled or overdue while the task was being made: it never starts.
         let stillWanted: Next = state.withLock { state in
             guard let attempt = state.attempts[key] else { return .gone }
@@ -243,12 +232,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             task.cancel()
             finish(key, outcome)
         }
-    }
-
-    /// A body that could not be read to its recorded size: an item error (RELIABILITY rule 8),
-    /// final, and no request is sent.
-    private static func unreadable(_ body: BlobBody) -> UploadOutcome {
-        .refused(body.failure ?? "its payload could not be read")
     }
 
     private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], response: URLResponse?, error: Error?) {

@@ -76,7 +76,7 @@ final class ConnectionFaultTests: XCTestCase {
                 }
                 return random.int(in: 0...1) == 0 ? .resetAfter(bodyBytes: offset) : .finAfter(bodyBytes: offset)
             }
-            return PlannedItem(name: "item-\(i).bin", bytes: payload(size, seed: seed &+ UInt64(i)), faults: faults)
+            return PlannedItem(name: "item-\(i).bin", bytes: quickPayload(size, seed: seed &+ UInt64(i)), faults: faults)
         }
     }
 
@@ -98,7 +98,7 @@ final class ConnectionFaultTests: XCTestCase {
                 XCTFail("\(item.name) never arrived whole", file: file, line: line)
                 continue
             }
-            XCTAssertTrue(data.elementsEqual(item.bytes), "\(item.name): \(data.count) B arrived, \(item.bytes.count) B sent", file: file, line: line)
+            XCTAssertTrue(data == Data(item.bytes), "\(item.name): \(data.count) B arrived, \(item.bytes.count) B sent", file: file, line: line)
         }
     }
 
@@ -146,8 +146,13 @@ final class ConnectionFaultTests: XCTestCase {
         assertDelivered(items, receiver: receiver)
         let totalDrops = items.reduce(0) { $0 + $1.faults.count }
         XCTAssertGreaterThan(totalDrops, 50)
+        var done: [String: [String: Any]] = [:]
+        for name in spool.files(in: "done") where name.hasSuffix(".json") {
+            let json = try spool.json("done/" + name)
+            done[json["originalName"] as? String ?? ""] = json
+        }
         for item in items {
-            let json = try spool.json("done/" + XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") && (try? spool.json("done/" + $0))?["originalName"] as? String == item.name }))
+            let json = try XCTUnwrap(done[item.name], item.name)
             let outcomes = (json["attempts"] as? [[String: Any]] ?? []).map { $0["outcome"] as? String ?? "?" }
             // Each drop costs one attempt (libcurl may also resend a body on its own after a
             // drop on a reused connection, which the receiver counts as a request).
@@ -161,7 +166,7 @@ final class ConnectionFaultTests: XCTestCase {
     func testResetBatch_ofStreamedItems_finishesInSeconds_oneAttemptPerReset() throws {
         let size = 6 << 20
         let items = (0..<12).map { i in
-            PlannedItem(name: "big-\(i).bin", bytes: payload(size, seed: UInt64(100 + i)),
+            PlannedItem(name: "big-\(i).bin", bytes: quickPayload(size, seed: UInt64(100 + i)),
                         faults: [.resetAfter(bodyBytes: Int64(size / 3 + i * 1000))])
         }
         let drops = DropScript(items)
@@ -251,6 +256,25 @@ final class ConnectionFaultTests: XCTestCase {
     }
 
     // MARK: - Helpers
+
+    /// Seeded bytes made fast: one 64 KiB seeded block repeated, each copy stamped with its
+    /// index, so a lost, doubled or misplaced piece still shows.
+    private func quickPayload(_ count: Int, seed: UInt64) -> [UInt8] {
+        let block = payload(min(count, 64 * 1024), seed: seed)
+        guard count > block.count else { return block }
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        var index: UInt64 = 0
+        while out.count < count {
+            let start = out.count
+            out.append(contentsOf: block.prefix(count - start))
+            withUnsafeBytes(of: index) { stamp in
+                for (k, byte) in stamp.prefix(out.count - start).enumerated() { out[start + k] = byte }
+            }
+            index += 1
+        }
+        return out
+    }
 
     /// The process's peak resident set so far (`VmHWM` in /proc/PID/status), in KiB.
     private func peakResidentKiB(of process: SpooldProcess) -> Int {
