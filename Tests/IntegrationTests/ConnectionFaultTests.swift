@@ -255,6 +255,90 @@ final class ConnectionFaultTests: XCTestCase {
         XCTAssertTrue((attempt["error"] as? String ?? "").contains("deadline"), "\(attempt)")
     }
 
+    // MARK: - Cancelling streamed uploads
+
+    /// A server that reads each name's first request head, then stops reading (the client's
+    /// send blocks mid-body) until `release`; later requests get 201. Counts 201s per round.
+    private final class StallingScript: @unchecked Sendable {
+        let heads = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let answered = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var seen: Set<String> = []
+
+        var script: ResponseScript {
+            ResponseScript { [self] request in
+                let first = lock.withLock { seen.insert(request.target).inserted }
+                guard first else { return .status(201) }
+                heads.signal()
+                if release.wait(timeout: .now() + 30) == .success { release.signal() }
+                return .status(201)
+            }
+        }
+
+        func observe(_ request: ReceivedRequest) {
+            if request.answeredStatus == 201, request.bodyComplete { answered.signal() }
+        }
+
+        func wait(_ semaphore: DispatchSemaphore, count: Int, timeout: Double) -> Bool {
+            let deadline = DispatchTime.now() + timeout
+            return (0..<count).allSatisfy { _ in semaphore.wait(timeout: deadline) == .success }
+        }
+    }
+
+    func testStoppedLongerThanTheDeadline_thenContinued_theDeadlineCancelsStreamedUploadsSafely() throws {
+        let stall = StallingScript()
+        let spool = try TestSpool(self)
+        let receiver = try startReceiver(stall.script)
+        receiver.setObserver { stall.observe($0) }
+        addTeardownBlock { stall.release.signal() }
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
+                                        "--timeout", "1", "--retry-base", "0.05"])
+        addTeardownBlock { daemon.signal(SIGKILL) }
+
+        for round in 0..<2 {
+            for i in 0..<3 { try spool.drop("r\(round)-\(i).bin", quickPayload(16 << 20, seed: UInt64(round * 10 + i))) }
+            // Three uploads are mid-body, blocked on a server that stopped reading.
+            XCTAssertTrue(stall.wait(stall.heads, count: 3, timeout: 30), daemon.readErr())
+            daemon.signal(SIGSTOP)
+            usleep(1_500_000)  // the scenario itself: stopped past the 1 s deadline
+            daemon.signal(SIGCONT)
+            // The deadline cancels all three at once; their retries get 201.
+            XCTAssertTrue(stall.wait(stall.answered, count: 3, timeout: 30), daemon.readErr())
+        }
+        stall.release.signal()
+        daemon.signal(SIGTERM)
+        let result = try daemon.wait(timeout: 30)
+
+        XCTAssertNil(result.signal, "spoold died: \(result.stderr.suffix(3000))")
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(spool.files(in: "failed"), [])
+        XCTAssertEqual(result.stderr.components(separatedBy: "deadline").count - 1, 6, result.stderr)
+    }
+
+    func testSecondStopRequest_cancelsStreamedUploadsMidBody_exitsCleanly_attemptsHandedBack() throws {
+        let stall = StallingScript()
+        let spool = try TestSpool(self)
+        let receiver = try startReceiver(stall.script)
+        addTeardownBlock { stall.release.signal() }
+        for i in 0..<3 { try spool.drop("s\(i).bin", quickPayload(16 << 20, seed: UInt64(40 + i))) }
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"])
+        addTeardownBlock { daemon.signal(SIGKILL) }
+
+        XCTAssertTrue(stall.wait(stall.heads, count: 3, timeout: 30), daemon.readErr())
+        // Two stop requests (two of one signal could merge into one while pending).
+        daemon.signal(SIGTERM)
+        daemon.signal(SIGINT)
+        let result = try daemon.wait(timeout: 30)
+
+        XCTAssertNil(result.signal, "spoold died: \(result.stderr.suffix(3000))")
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("cancelling 3 upload(s)"), result.stderr)
+        let pending = spool.files(in: "pending").filter { $0.hasSuffix(".json") }
+        XCTAssertEqual(pending.count, 3, "\(spool.itemFiles)")
+        XCTAssertTrue(pending.allSatisfy { $0.contains(".a0.") }, "the cancelled attempts were handed back: \(pending)")
+    }
+
     // MARK: - Helpers
 
     /// Seeded bytes made fast: one 64 KiB seeded block repeated, each copy stamped with its
