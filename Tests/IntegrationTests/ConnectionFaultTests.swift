@@ -191,6 +191,11 @@ final class ConnectionFaultTests: XCTestCase {
 
     // MARK: - Answers
 
+    /// Peak RSS allowed while a server floods spoold with an answer. An idle daemon holds about
+    /// 37 MiB; the flood adds what FoundationNetworking allocates until the cut's cancel gets
+    /// through its work queue (measured: 0 to ~50 MiB, see README "Known limits").
+    static let peakBoundKiB = 100 * 1024
+
     func testOneGiBAnswer_memoryStaysFlat_itemUploaded_excerptKept() throws {
         let receiver = try startReceiver(.always(ScriptedResponse(status: 201, fault: .largeAnswer(bytes: 1 << 30))))
         let spool = try TestSpool(self)
@@ -205,7 +210,7 @@ final class ConnectionFaultTests: XCTestCase {
 
         XCTAssertNil(result.signal, result.stderr)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertLessThan(peak, 64 * 1024, "peak RSS \(peak) KiB while a 1 GiB answer came in")
+        XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB while a 1 GiB answer came in")
         let json = try spool.json("done/" + XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") }))
         let attempt = try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first)
         XCTAssertEqual(attempt["httpStatus"] as? Int, 201)
@@ -228,7 +233,7 @@ final class ConnectionFaultTests: XCTestCase {
 
         XCTAssertNil(result.signal, result.stderr)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertLessThan(peak, 64 * 1024, "peak RSS \(peak) KiB during an endless answer")
+        XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB during an endless answer")
         let json = try spool.json("done/" + XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") }))
         let attempt = try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first)
         XCTAssertEqual(attempt["httpStatus"] as? Int, 200)
