@@ -9,7 +9,7 @@ import SpoolSystem
 /// item visible), and made durable once per batch (group commit): one `syncfs` for a large batch,
 /// otherwise one fsync per touched folder; claims and successes by their index record alone.
 public final class Spool {
-    /// Absolute path of the spool root (URLSession needs absolute file URLs).
+    /// Absolute path of the spool root, for messages.
     public let path: String
     public let fs: any FileSystem
     public let root: FileDescriptor
@@ -64,7 +64,7 @@ public final class Spool {
         return fd
     }
 
-    /// `SPOOL/<folder>/<name>`, for messages and for URLSession's file URL.
+    /// `SPOOL/<folder>/<name>`, for messages (uploads read a descriptor, never a path).
     public func path(of name: String, in folder: SpoolFolder) -> String { "\(path)/\(folder.rawValue)/\(name)" }
 
     public func path(of file: ItemFileName, at location: ItemLocation) -> String {
