@@ -17,7 +17,7 @@ import FoundationNetworking
 ///   in `seekInputStream` if a stream is offered for it, and sends a short body if not.)
 /// - Answers: tasks have no completion handler, so URLSession does not collect the answer; the
 ///   delegate keeps its first `excerptLength` bytes for the history and drops the rest. An answer
-///   longer than `answerLimit` is not read to its end: its status is the outcome and the task is
+///   longer than `answerCutBytes` is not read to its end: its status is the outcome and the task is
 ///   cancelled, so a fast endless answer ends at once; a trickling one ends at the deadline.
 ///   The delegate queue pushes back on URLSession (`BoundedOperationQueue`), so at most 1 MiB
 ///   of answer waits for the delegate: memory stays flat whatever the server sends.
@@ -42,7 +42,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     public static let excerptLength = 512
 
     /// Answer bytes read before an answer counts as complete by its status alone.
-    public static let answerLimit: Int64 = 1 << 20
+    public static let answerCutBytes: Int64 = 1 << 20
 
     /// One attempt of one item, across its redirect hops; mutated only under `state`'s lock.
     private final class Attempt: @unchecked Sendable {
@@ -58,7 +58,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var excerpt: [UInt8] = []
         /// Answer bytes of the current hop so far.
         var received: Int64 = 0
-        /// The current hop's answer passed `answerLimit` and its task was cancelled: the status
+        /// The current hop's answer passed `answerCutBytes` and its task was cancelled: the status
         /// already received is the outcome.
         var answerCut = false
 
@@ -318,14 +318,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     // MARK: - URLSession delegate (its serial delegate queue)
 
     /// Keeps the first `excerptLength` bytes of the answer and drops the rest; cancels the task
-    /// once the answer passes `answerLimit`.
+    /// once the answer passes `answerCutBytes`.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let cut: URLSessionTask? = state.withLock { state in
             guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return nil }
             let room = URLSessionTransport.excerptLength - attempt.excerpt.count
             if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
             attempt.received += Int64(data.count)
-            guard attempt.received > URLSessionTransport.answerLimit, !attempt.answerCut, dataTask.response != nil else { return nil }
+            guard attempt.received > URLSessionTransport.answerCutBytes, !attempt.answerCut, dataTask.response != nil else { return nil }
             attempt.answerCut = true
             return state.cancelling(dataTask)
         }
