@@ -1,3 +1,4 @@
+import Glibc
 import SpoolCore
 import SpoolStore
 import SpoolSystem
@@ -100,19 +101,23 @@ extension Engine {
         var headers = configuration.headers
         for (name, value) in metadata.headers { headers[name] = value }
         for (name, value) in configuration.credentialHeaders { headers[name] = value }
-        let blob = ItemFileName(id: id, attempt: attempt, kind: .blob)
+        let body: BlobBody
+        do {
+            body = try openBody(id, at: location, expectedSize: metadata.size)
+        } catch {
+            // The blob is not what the json says: the attempt fails without a request (rule 8).
+            inbox.post(id, .refused("\(error)"))
+            return
+        }
         var request = UploadRequest(
             id: id, attempt: attempt,
             url: metadata.url ?? configuration.url.url(id: id, originalNameBytes: metadata.originalNameBytesOrUTF8),
-            method: configuration.method, blobPath: spool.path(of: blob, at: location),
-            size: metadata.size, contentType: metadata.contentType, headers: headers)
+            method: configuration.method, body: body, contentType: metadata.contentType, headers: headers)
         request.contentDigest = configuration.contentDigest
         if let field = configuration.formField {
             request.form = MultipartForm(
                 fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
                 fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
-            // A dot-name in tmp/: never taken for an item; start-up removes a leftover one.
-            request.formBodyPath = spool.path(of: ".form-\(id.rawValue).a\(attempt)", in: .tmp)
         }
         log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
         let inbox = self.inbox
@@ -228,6 +233,28 @@ extension Engine {
         guard status.size == expectedSize else {
             throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B)")
         }
+    }
+
+    /// Opens a claimed blob for its upload, the only way a body is read: never through a
+    /// symlink, a regular file of exactly the size its json records (rules 8 and 9). Whatever
+    /// is swapped in after this check, the upload reads the file checked here.
+    func openBody(_ id: ItemID, at location: ItemLocation, expectedSize: Int64) throws -> BlobBody {
+        let name = "\(SpoolFolder(location.state).rawValue)/\(ItemFileName(id: id, attempt: location.attempt, kind: .blob))"
+        let fd: FileDescriptor
+        let status: FileStatus
+        do {
+            (fd, status) = try spool.openBlob(id, at: location)
+        } catch let error as SystemError where error.code == ELOOP {
+            throw EngineItemError("its payload \(name) is a symbolic link; nothing was sent")
+        } catch let error as SystemError where error.isNotFound {
+            throw EngineItemError("its payload \(name) is missing")
+        }
+        guard status.type == .regular, status.size == expectedSize else {
+            spool.fs.close(fd)
+            if status.type != .regular { throw EngineItemError("its payload \(name) is not a regular file; nothing was sent") }
+            throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B); nothing was sent")
+        }
+        return BlobBody(descriptor: fd.rawValue, size: expectedSize)
     }
 
     /// Parks an item that cannot be uploaded (unreadable metadata, missing or changed blob) in

@@ -9,7 +9,7 @@ import SpoolSystem
 /// item visible), and made durable once per batch (group commit): one `syncfs` for a large batch,
 /// otherwise one fsync per touched folder; claims and successes by their index record alone.
 public final class Spool {
-    /// Absolute path of the spool root (URLSession needs absolute file URLs).
+    /// Absolute path of the spool root, for messages.
     public let path: String
     public let fs: any FileSystem
     public let root: FileDescriptor
@@ -122,7 +122,7 @@ public final class Spool {
         return true
     }
 
-    /// `SPOOL/<folder>/<name>`, for messages and for URLSession's file URL.
+    /// `SPOOL/<folder>/<name>`, for messages (uploads read a descriptor, never a path).
     public func path(of name: String, in folder: SpoolFolder) -> String { "\(path)/\(folder.rawValue)/\(name)" }
 
     public func path(of file: ItemFileName, at location: ItemLocation) -> String {
@@ -163,6 +163,20 @@ public final class Spool {
 
     public func status(of file: ItemFileName, at location: ItemLocation) throws -> FileStatus {
         try fs.status(of: file.description, in: descriptor(SpoolFolder(location.state)))
+    }
+
+    /// Opens an item's blob for its upload: `openat(2)` relative to its folder with O_NOFOLLOW and
+    /// O_NONBLOCK (a symlink fails with ELOOP, a FIFO cannot block), then `fstat(2)` of what was
+    /// opened. The caller checks the status and owns the descriptor.
+    public func openBlob(_ id: ItemID, at location: ItemLocation) throws -> (FileDescriptor, FileStatus) {
+        let name = ItemFileName(id: id, attempt: location.attempt, kind: .blob).description
+        let fd = try fs.open(name, relativeTo: descriptor(SpoolFolder(location.state)), flags: [.readOnly, .nonBlocking], mode: 0)
+        do {
+            return (fd, try fs.status(of: fd))
+        } catch {
+            fs.close(fd)
+            throw error
+        }
     }
 
     // MARK: Transitions

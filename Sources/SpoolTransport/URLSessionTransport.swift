@@ -6,77 +6,99 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// Uploads with one long-lived URLSession, streaming each blob from disk (`uploadTask(fromFile:)`).
+/// Uploads with one long-lived URLSession; every body is read from the descriptor the spool
+/// opened (`BlobBody`), never from a path.
 ///
+/// - Bodies: every body streams through `BodyInputStream` as the request's `httpBodyStream`,
+///   with an explicit `Content-Length`. It never pauses libcurl, so a server that drops the
+///   connection at any byte ends the attempt at once with a network error; when libcurl resends
+///   a body on a fresh connection (a reused one turned out dead), `needNewBodyStream` gives it
+///   the body again from byte 0. (A `Data` body cannot be rewound: FoundationNetworking traps
+///   in `seekInputStream` if a stream is offered for it, and sends a short body if not.)
+/// - Answers: tasks have no completion handler, so URLSession does not collect the answer; the
+///   delegate keeps its first `excerptLength` bytes for the history and drops the rest. An answer
+///   longer than `answerCutBytes` is not read to its end: its status is the outcome and the task is
+///   cancelled, so a fast endless answer ends at once; a trickling one ends at the deadline.
+///   The delegate queue pushes back on URLSession (`BoundedOperationQueue`), so at most 1 MiB
+///   of answer waits for the delegate: memory stays flat whatever the server sends.
 /// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
 ///   deadline of an attempt (all its redirect hops included) is ours: one sweeper timer, running
 ///   only while attempts are in flight, cancels the overdue ones (RELIABILITY rule 10). A timer
 ///   per request would hold its closure until it fired, long after the upload ended.
+/// - Cancelling: a task whose redirect callback has been answered is never cancelled (it is about
+///   to complete; FoundationNetworking traps if a cancel overtakes that answer), and a task
+///   already told to cancel never gets its redirect answered. `cancel` and making a task wait
+///   for the session's work queue (`workQueue.sync` in swift-corelibs-foundation 6.3), which
+///   may itself wait for the delegate queue (`BoundedOperationQueue`): neither is ever called
+///   from the delegate queue.
 /// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
 ///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
-///   host) is sent again as a fresh upload task of the same file, method and headers; anything
-///   else ends the attempt with a final refusal.
-/// - Multipart (`--form`): the body is assembled as a file in the spool's `tmp/` on a background
-///   queue, uploaded like a blob, and removed when the attempt ends.
-/// - Content-Digest (`--content-digest`): the body file (blob or multipart body) is hashed before
-///   the first request, on a serial queue of its own, and the header kept for every redirect hop.
-///   Serial on purpose: hashing is CPU-bound (about 5 ms per MiB), and blocks that hold a thread
-///   for seconds on a concurrent queue starve Dispatch's small global pool, which the session's
-///   delegate queue needs (the same stall was measured with hooks run as Dispatch blocks).
+///   host) is sent again as a fresh task with the same body, method and headers; anything else
+///   ends the attempt with a final refusal.
+/// - Multipart (`--form`): the preamble, the blob and the epilogue are streamed as one body.
+/// - Content-Digest (`--content-digest`): the body (blob or multipart frame around it) is hashed
+///   from the attempt's descriptor before the first request, on a serial queue of its own, and the
+///   header kept for every redirect hop. Serial on purpose: hashing is CPU-bound (about 5 ms per
+///   MiB), and blocks that hold a thread for seconds on a concurrent queue starve Dispatch's small
+///   global pool, which the session's delegate queue needs.
 /// - Request headers are never logged (they may hold credentials from `--header-file`).
-public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTaskDelegate, @unchecked Sendable {
+public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
     /// Bytes of response body kept for the attempt history.
     public static let excerptLength = 512
 
-    /// Blobs up to this size are sent from memory (at most `concurrency` × 4 MiB held at once).
-    /// Two reasons, both measured on Linux (swift-corelibs-foundation 6.3.1, libcurl 7.88):
-    /// - `uploadTask(fromFile:)` reads the file asynchronously and pauses libcurl's send while it
-    ///   waits; when the server drops the connection in that window, the later unpause fails
-    ///   (`curl_easy_pause` returns 43 since libcurl 7.69) and a `try!` in FoundationNetworking's
-    ///   EasyHandle traps the whole process. A `Data` body never pauses.
-    /// - `fromFile` also looks up the file owner's user and group names (nsswitch, /etc/passwd,
-    ///   /etc/group) on every upload: small items go 1.6x faster from memory.
-    /// Larger blobs stream from the file, so memory stays flat for big items.
-    public static let inMemoryLimit: Int64 = 4 * 1024 * 1024
+    /// Answer bytes read before an answer counts as complete by its status alone.
+    public static let answerCutBytes: Int64 = 1 << 20
 
-    /// The whole file if it has exactly `expected` bytes; nil otherwise (the file upload path
-    /// then reports whatever is wrong with it).
-    static func readSmall(_ path: String, expected: Int64) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: Int(expected) + 1)
-        var total = 0
-        while total < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            total += n
-        }
-        guard total == Int(expected) else { return nil }
-        return Data(bytes[0..<total])
-    }
-
-    /// One attempt of one item, across its redirect hops; mutated only under `attempts`' lock.
+    /// One attempt of one item, across its redirect hops; mutated only under `state`'s lock.
     private final class Attempt: @unchecked Sendable {
         let request: UploadRequest
         let completion: @Sendable (UploadOutcome) -> Void
-        var bodyPath: String
-        var contentType: String
+        let deadline: DispatchTime
+        var url: URL
         /// The `Content-Digest` value, computed once per attempt before the first request.
         var contentDigest: String?
         var task: URLSessionTask?
         var hops = 0
         var timedOut = false
         var cancelled = false
-        let deadline: DispatchTime
+        /// The start of the current hop's answer, at most `excerptLength` bytes.
+        var excerpt: [UInt8] = []
+        /// Answer bytes of the current hop so far.
+        var received: Int64 = 0
+        /// The current hop's answer passed `answerCutBytes` and its task was cancelled: the status
+        /// already received is the outcome.
+        var answerCut = false
 
-        init(_ request: UploadRequest, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        /// Starts a hop: nothing received yet.
+        func resetAnswer() {
+            excerpt = []
+            received = 0
+            answerCut = false
+        }
+
+        init(_ request: UploadRequest, url: URL, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
             self.request = request
+            self.url = url
             self.deadline = deadline
             self.completion = completion
-            self.bodyPath = request.blobPath
-            self.contentType = request.contentType
+        }
+    }
+
+    /// What the transport tracks, under one lock.
+    private struct State {
+        var attempts: [Int: Attempt] = [:]
+        /// Task identifier → attempt key, for the delegate callbacks.
+        var keyByTask: [Int: Int] = [:]
+        /// Tasks told to cancel: their redirect callback is left unanswered.
+        var cancelIssued: Set<Int> = []
+        /// Tasks whose redirect callback was answered: they complete on their own, uncancelled.
+        var redirectAnswered: Set<Int> = []
+
+        /// Marks `task` as being cancelled and returns it, unless it is finishing a redirect.
+        mutating func cancelling(_ task: URLSessionTask?) -> URLSessionTask? {
+            guard let task, !redirectAnswered.contains(task.taskIdentifier) else { return nil }
+            cancelIssued.insert(task.taskIdentifier)
+            return task
         }
     }
 
@@ -87,14 +109,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     private let redirects: RedirectPolicy
     private let timers = DispatchQueue(label: "spoold.transport.deadlines")
     private let sweeper: any DispatchSourceTimer
-    /// Whether `sweeper` is resumed; changed only under `attempts`' lock.
+    /// Whether `sweeper` is resumed; changed only under `state`'s lock.
     private let sweeping = Mutex(false)
-    private let builders = DispatchQueue(label: "spoold.transport.multipart", attributes: .concurrent)
     private let digests = DispatchQueue(label: "spoold.transport.digests")
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
-    private let attempts = Mutex<[Int: Attempt]>([:])
+    private let state = Mutex(State())
     private let nextKey = Mutex(0)
 
     /// - Parameters:
@@ -134,7 +155,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         configuration.httpShouldSetCookies = false
         configuration.urlCredentialStorage = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let queue = OperationQueue()
+        // 64 pieces of 16 KiB at most wait for the delegate (see BoundedOperationQueue).
+        let queue = delegate == nil ? OperationQueue() : BoundedOperationQueue(limit: 64)
         queue.maxConcurrentOperationCount = 1
         return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
@@ -147,6 +169,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let url = URL(string: request.url), HTTPOrigin(request.url) != nil else {
+            request.body.close()
             completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
@@ -154,45 +177,23 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             key += 1
             return key
         }
-        let attempt = Attempt(request, deadline: .now() + deadlineSeconds, completion: completion)
-        attempts.withLock { all in
-            all[key] = attempt
+        let attempt = Attempt(request, url: url, deadline: .now() + deadlineSeconds, completion: completion)
+        state.withLock { state in
+            state.attempts[key] = attempt
             setSweeping(true)
         }
-        if let form = request.form, let formPath = request.formBodyPath {
-            builders.async { [weak self] in
-                guard let self else { return }
-                let bodySize: Int64
-                do {
-                    bodySize = try MultipartBodyFile.build(form, blobPath: request.blobPath, expectedSize: request.size, at: formPath)
-                } catch {
-                    self.finish(key, .network("could not assemble the multipart body: \(error)"))
-                    return
-                }
-                self.attempts.withLock { all in
-                    all[key]?.bodyPath = formPath
-                    all[key]?.contentType = form.headerValue
-                }
-                if let algorithm = request.contentDigest {
-                    self.digests.async { self.digestThenSend(key, algorithm, bodyPath: formPath, size: bodySize, to: url) }
-                } else {
-                    self.send(key, to: url)
-                }
-            }
-        } else if let algorithm = request.contentDigest {
-            digests.async { [weak self] in
-                self?.digestThenSend(key, algorithm, bodyPath: request.blobPath, size: request.size, to: url)
-            }
+        if let algorithm = request.contentDigest {
+            digests.async { [weak self] in self?.digestThenSend(key, algorithm, request, to: url) }
         } else {
             starts.async { [weak self] in self?.send(key, to: url) }
         }
     }
 
-    /// Hashes the body file, keeps the header value for the attempt, and sends it.
-    private func digestThenSend(_ key: Int, _ algorithm: ContentDigest, bodyPath: String, size: Int64, to url: URL) {
+    /// Hashes the body, keeps the header value for the attempt, and sends it.
+    private func digestThenSend(_ key: Int, _ algorithm: ContentDigest, _ request: UploadRequest, to url: URL) {
         do {
-            let value = algorithm.headerValue(digest: try FileDigest.sha256(of: bodyPath, expectedSize: size))
-            attempts.withLock { all in all[key]?.contentDigest = value }
+            let value = algorithm.headerValue(digest: try BodyDigest.sha256(of: URLSessionTransport.bodyParts(request)))
+            state.withLock { state in state.attempts[key]?.contentDigest = value }
         } catch {
             finish(key, .network("could not compute the Content-Digest: \(error)"))
             return
@@ -201,31 +202,34 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     }
 
     public func cancelAll() {
-        let tasks = attempts.withLock { all in
-            all.values.compactMap { attempt -> URLSessionTask? in
+        let tasks = state.withLock { state in
+            state.attempts.values.compactMap { attempt -> URLSessionTask? in
                 attempt.cancelled = true
-                return attempt.task
+                return state.cancelling(attempt.task)
             }
         }
         for task in tasks { task.cancel() }
     }
 
-    /// Starts (or, after a redirect, restarts) the attempt's upload task to `url`. The task is
-    /// made outside `attempts`' lock: `uploadTask` waits for the session's own queue, and
-    /// completions must not wait for that.
+    /// The parts of an attempt's body: the blob, inside the multipart frame with `--form`.
+    private static func bodyParts(_ request: UploadRequest) -> [BodyInputStream.Part] {
+        guard let form = request.form else { return [.blob(request.body)] }
+        return [.bytes(form.preamble), .blob(request.body), .bytes(form.epilogue)]
+    }
+
+    /// Starts (or, after a redirect, restarts) the attempt's task to `url`. The task is made
+    /// outside `state`'s lock: making a task waits for the session's own queue, and completions
+    /// must not wait for that.
     private func send(_ key: Int, to url: URL) {
-        enum Next {
-            case gone, stop(UploadOutcome)
-            case go(UploadRequest, bodyPath: String, contentType: String, contentDigest: String?)
-        }
-        let next: Next = attempts.withLock { all in
-            guard let attempt = all[key] else { return .gone }
+        enum Next { case gone, stop(UploadOutcome), go(UploadRequest, contentDigest: String?) }
+        let next: Next = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
-            return .go(attempt.request, bodyPath: attempt.bodyPath, contentType: attempt.contentType,
-                       contentDigest: attempt.contentDigest)
+            attempt.url = url
+            return .go(attempt.request, contentDigest: attempt.contentDigest)
         }
-        guard case .go(let request, let bodyPath, let contentType, let contentDigest) = next else {
+        guard case .go(let request, let contentDigest) = next else {
             if case .stop(let outcome) = next { finish(key, outcome) }
             return
         }
@@ -234,25 +238,25 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         // Without it, Foundation on Linux sends "spoold (unknown version)"; a --header wins.
         urlRequest.setValue(SpooldVersion.userAgent, forHTTPHeaderField: "User-Agent")
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        urlRequest.setValue(contentType, forHTTPHeaderField: "Content-Type")
+        urlRequest.setValue(request.form?.headerValue ?? request.contentType, forHTTPHeaderField: "Content-Type")
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
         if let contentDigest { urlRequest.setValue(contentDigest, forHTTPHeaderField: ContentDigest.headerName) }
-        let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { [weak self] data, response, error in
-            self?.handle(key, url: url, data: data, response: response, error: error)
-        }
-        let task: URLSessionUploadTask
-        if request.size <= URLSessionTransport.inMemoryLimit, request.form == nil,
-           let body = URLSessionTransport.readSmall(bodyPath, expected: request.size) {
-            task = session.uploadTask(with: urlRequest, from: body, completionHandler: handler)
-        } else {
-            task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: bodyPath), completionHandler: handler)
-        }
+        let parts = URLSessionTransport.bodyParts(request)
+        let length = BodyInputStream.length(of: parts)
+        // A stream's length is unknown to URLSession, which would send it chunked. A blank
+        // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
+        urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
+        urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+        urlRequest.httpBodyStream = BodyInputStream(parts)
+        let task = session.dataTask(with: urlRequest)
         // Cancelled or overdue while the task was being made: it never starts.
-        let stillWanted: Next = attempts.withLock { all in
-            guard let attempt = all[key] else { return .gone }
+        let stillWanted: Next = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
             if attempt.cancelled { return .stop(.network("cancelled")) }
             attempt.task = task
+            attempt.resetAnswer()
+            state.keyByTask[task.taskIdentifier] = key
             return next
         }
         switch stillWanted {
@@ -264,26 +268,32 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         }
     }
 
-    private func handle(_ key: Int, url: URL, data: Data?, response: URLResponse?, error: Error?) {
-        let state: (timedOut: Bool, hops: Int, method: String)? = attempts.withLock { all in
-            guard let attempt = all[key] else { return nil }
+    private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], received: Int64, response: URLResponse?, error: Error?) {
+        let found: (timedOut: Bool, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return nil }
             attempt.task = nil
-            return (attempt.timedOut, attempt.hops, attempt.request.method)
+            return (attempt.timedOut, attempt.hops, attempt.request.method, attempt.request.body)
         }
-        guard let state else { return }
+        guard let found else { return }
+        if let failure = found.body.failure {
+            finish(key, .refused(failure))
+            return
+        }
         if let http = response as? HTTPURLResponse, error == nil {
-            let excerpt = URLSessionTransport.excerpt(data)
+            let excerpt = URLSessionTransport.excerpt(Data(bytes))
             let location = http.value(forHTTPHeaderField: "Location").flatMap {
                 URL(string: $0, relativeTo: url)?.absoluteURL.absoluteString
             }
             switch redirects.decide(
-                status: http.statusCode, method: state.method, from: url.absoluteString, location: location,
-                hopsSoFar: state.hops)
+                status: http.statusCode, method: found.method, from: url.absoluteString, location: location,
+                hopsSoFar: found.hops)
             {
             case .follow(let target):
                 guard let next = URL(string: target) else { break }
-                attempts.withLock { $0[key]?.hops += 1 }
-                send(key, to: next)
+                state.withLock { $0.attempts[key]?.hops += 1 }
+                // Not here: making a task waits for the session's work queue, which may be
+                // waiting for this (delegate) queue.
+                starts.async { [weak self] in self?.send(key, to: next) }
                 return
             case .refuse(let reason):
                 finish(key, .refused(reason, status: http.statusCode, excerpt: excerpt))
@@ -293,9 +303,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             }
             var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
             if answerLimit > 0 {
-                let body = data ?? Data()
-                outcome.responseBody = Array(body.prefix(answerLimit))
-                outcome.responseBodyTruncated = body.count > answerLimit
+                outcome.responseBody = Array(bytes.prefix(answerLimit))
+                outcome.responseBodyTruncated = received > Int64(answerLimit)
             }
             if let value = http.value(forHTTPHeaderField: "Retry-After") {
                 outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
@@ -303,7 +312,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
             finish(key, outcome)
             return
         }
-        if state.timedOut {
+        if found.timedOut {
             finish(key, timeoutOutcome)
             return
         }
@@ -313,18 +322,18 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
     /// Cancels every attempt past its deadline; stops itself when nothing is in flight.
     private func sweep() {
         let now = DispatchTime.now()
-        let overdue: [URLSessionTask] = attempts.withLock { all in
-            if all.isEmpty { setSweeping(false) }
-            return all.values.compactMap { attempt in
+        let overdue: [URLSessionTask] = state.withLock { state in
+            if state.attempts.isEmpty { setSweeping(false) }
+            return state.attempts.values.compactMap { attempt in
                 guard !attempt.timedOut, attempt.deadline <= now else { return nil }
                 attempt.timedOut = true
-                return attempt.task
+                return state.cancelling(attempt.task)
             }
         }
         for task in overdue { task.cancel() }
     }
 
-    /// Resumes or suspends the sweeper, balanced; call under `attempts`' lock.
+    /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
     private func setSweeping(_ on: Bool) {
         sweeping.withLock { running in
             guard running != on else { return }
@@ -333,10 +342,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         }
     }
 
-    /// Ends the attempt exactly once: forgets it, removes its multipart file, reports the outcome.
+    /// Ends the attempt exactly once: forgets it, closes its blob, reports the outcome.
     private func finish(_ key: Int, _ outcome: UploadOutcome) {
-        guard let attempt = attempts.withLock({ $0.removeValue(forKey: key) }) else { return }
-        if let formPath = attempt.request.formBodyPath { unlink(formPath) }
+        guard let attempt = state.withLock({ $0.attempts.removeValue(forKey: key) }) else { return }
+        attempt.request.body.close()
         attempt.completion(outcome)
     }
 
@@ -344,12 +353,63 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionTas
         .network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)")
     }
 
+    // MARK: - URLSession delegate (its serial delegate queue)
+
+    /// Keeps the first `excerptLength` bytes of the answer and drops the rest; cancels the task
+    /// once the answer passes `answerCutBytes`.
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let cut: URLSessionTask? = state.withLock { state in
+            guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return nil }
+            // The history's excerpt, or with `--success-json` the part of the answer the rule reads.
+            let room = max(URLSessionTransport.excerptLength, answerLimit) - attempt.excerpt.count
+            if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
+            attempt.received += Int64(data.count)
+            guard attempt.received > URLSessionTransport.answerCutBytes, !attempt.answerCut, dataTask.response != nil else { return nil }
+            attempt.answerCut = true
+            return state.cancelling(dataTask)
+        }
+        // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
+        if let cut { timers.async { cut.cancel() } }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let found: (key: Int, url: URL, excerpt: [UInt8], received: Int64, cut: Bool)? = state.withLock { state in
+            let id = task.taskIdentifier
+            state.cancelIssued.remove(id)
+            state.redirectAnswered.remove(id)
+            guard let key = state.keyByTask.removeValue(forKey: id), let attempt = state.attempts[key] else { return nil }
+            defer { attempt.resetAnswer() }
+            return (key, attempt.url, attempt.excerpt, attempt.received, attempt.answerCut)
+        }
+        guard let found else { return }
+        // A cut answer ends with "cancelled", but its status arrived: that is the outcome.
+        let answered = found.cut && task.response is HTTPURLResponse
+        handle(found.key, url: found.url, excerpt: found.excerpt, received: found.received, response: task.response, error: answered ? nil : error)
+    }
+
     /// Declines every redirect: the 3xx comes back to `handle`, which applies `RedirectPolicy`.
+    /// A task already told to cancel is left unanswered (see the type's note on cancelling).
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        completionHandler(nil)
+        let answer = state.withLock { state in
+            guard !state.cancelIssued.contains(task.taskIdentifier) else { return false }
+            state.redirectAnswered.insert(task.taskIdentifier)
+            return true
+        }
+        if answer { completionHandler(nil) }
+    }
+
+    /// A fresh stream of the same body from byte 0, when libcurl must send it again (a reused
+    /// connection that turned out dead).
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        let request = state.withLock { state in
+            state.keyByTask[task.taskIdentifier].flatMap { state.attempts[$0]?.request }
+        }
+        completionHandler(request.map { BodyInputStream(URLSessionTransport.bodyParts($0)) })
     }
 
     static func networkOutcome(_ error: Error?) -> UploadOutcome {

@@ -7,26 +7,25 @@ public struct UploadRequest: Sendable {
     public var url: String
     /// `PUT` or `POST`.
     public var method: String
-    /// Absolute path of the blob in `inflight/`, streamed from disk.
-    public var blobPath: String
-    public var size: Int64
+    /// The blob, opened and checked by the spool; the transport reads it and closes it when the
+    /// attempt ends. Its `size` is the item's.
+    public var body: BlobBody
     public var contentType: String
     /// Extra headers (item and command line); `Idempotency-Key` is added by the transport.
     public var headers: [String: String]
     /// With `--form`: send `multipart/form-data` with the blob as a file part.
     public var form: MultipartForm?
-    /// Where the multipart body is assembled (in the spool's `tmp/`); removed after the attempt.
-    public var formBodyPath: String?
     /// With `--content-digest`: send an RFC 9530 `Content-Digest` over the exact body (the
     /// multipart body when there is one), computed before the request.
     public var contentDigest: ContentDigest?
 
+    public var size: Int64 { body.size }
+
     public init(
-        id: ItemID, attempt: Int, url: String, method: String, blobPath: String, size: Int64, contentType: String,
-        headers: [String: String], form: MultipartForm? = nil, formBodyPath: String? = nil
+        id: ItemID, attempt: Int, url: String, method: String, body: BlobBody, contentType: String,
+        headers: [String: String], form: MultipartForm? = nil
     ) {
         (self.id, self.attempt, self.url, self.method) = (id, attempt, url, method)
-        (self.blobPath, self.size, self.contentType, self.headers) = (blobPath, size, contentType, headers)
-        (self.form, self.formBodyPath) = (form, formBodyPath)
+        (self.body, self.contentType, self.headers, self.form) = (body, contentType, headers, form)
     }
 }

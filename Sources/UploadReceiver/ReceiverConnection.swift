@@ -1,11 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Serves one accepted connection on its own thread: reads requests one after another
 /// (keep-alive), asks the script what to do with each, reads the body, and answers or applies
 /// the scripted fault.
 ///
 /// Per request: parse the head → log it (index assigned) → call the script once with the
 /// head-only record → `closeBeforeBody` closes here → send `100 Continue` if expected → read the
-/// body (`closeMidBody` stops halfway and closes) → store it if 2xx and a store directory is set
-/// → `neverAnswer` holds the connection → otherwise send the response.
+/// body (`closeMidBody` stops halfway and closes; `resetAfter`/`finAfter` stop at their byte and
+/// reset or half-close) → store it if 2xx and a store directory is set → `neverAnswer` holds the
+/// connection → `endlessAnswer`/`tricklingAnswer`/`largeAnswer` stream their answer → otherwise send the response.
 final class ReceiverConnection {
     /// Longest chunk-size line accepted in a chunked body.
     static let maximumChunkLineBytes = 4096
@@ -68,6 +73,26 @@ final class ReceiverConnection {
             return false
         }
 
+        switch response.fault {
+        case .resetAfter(let limit), .finAfter(let limit):
+            let sink = BodySink(keepsInMemory: core.keepsBodiesInMemory, storePath: nil)
+            _ = readBodyPrefix(framing, limit: limit, into: sink)
+            record.body = sink.kept
+            record.bodyLength = sink.length
+            record.bodyComplete = false
+            core.update(record)
+            if case .resetAfter = response.fault {
+                stream.resetOnClose()
+            } else {
+                stream.finish()
+                stream.discardUntilClosed()
+            }
+            core.markHandled(record)
+            return false
+        default:
+            break
+        }
+
         let storesBody = response.fault == .none && (200..<300).contains(response.status)
         let sink = BodySink(
             keepsInMemory: core.keepsBodiesInMemory, storePath: storesBody ? core.storePath(for: record) : nil)
@@ -101,6 +126,13 @@ final class ReceiverConnection {
             stream.discardUntilClosed()
             return false
         }
+        if response.streamsAnswer {
+            record.answeredStatus = answer.status
+            core.update(record)
+            sendStreamedAnswer(response)
+            core.markHandled(record)
+            return false
+        }
 
         let closing = !head.keepsAlive || ResponseEncoder.asksToClose(answer) || core.isStopping
         record.answeredStatus = answer.status
@@ -109,6 +141,53 @@ final class ReceiverConnection {
         core.markHandled(record)
         if closing, sent { stream.lingeringShutdown(seconds: 1) }
         return sent && !closing
+    }
+
+    /// Sends a streamed answer (`endlessAnswer`, `largeAnswer`) until it ends, the client goes
+    /// or the receiver stops; the body is one 64 KiB pattern sent again and again.
+    private func sendStreamedAnswer(_ response: ScriptedResponse) {
+        let block = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
+        if case .largeAnswer(let total) = response.fault {
+            guard stream.send(ResponseEncoder.streamedHead(response, length: total)) else { return }
+            var remaining = total
+            while remaining > 0, !core.isStopping {
+                let n = Int(min(remaining, Int64(block.count)))
+                guard stream.send(n == block.count ? block : Array(block[0..<n])) else { return }
+                remaining -= Int64(n)
+            }
+            return
+        }
+        guard stream.send(ResponseEncoder.streamedHead(response, length: nil)) else { return }
+        if response.fault == .tricklingAnswer {
+            while !core.isStopping, stream.send(Array("1\r\nx\r\n".utf8)) { usleep(50_000) }
+            return
+        }
+        let chunk = Array("\(String(block.count, radix: 16))\r\n".utf8) + block + Array("\r\n".utf8)
+        while !core.isStopping, stream.send(chunk) {}
+    }
+
+    /// Reads at most `limit` bytes of the body (fewer if it is shorter); false if the client went
+    /// away or the framing broke first.
+    private func readBodyPrefix(_ framing: RequestHead.BodyFraming, limit: Int64, into sink: BodySink) -> Bool {
+        switch framing {
+        case .none:
+            return true
+        case .length(let length):
+            return stream.readExactly(min(limit, length), sink.append)
+        case .chunked:
+            var remaining = limit
+            while remaining > 0 {
+                guard case .bytes(let line) = stream.readLine(limit: ReceiverConnection.maximumChunkLineBytes),
+                      let size = ReceiverConnection.chunkSize(line)
+                else { return false }
+                if size == 0 { return true }
+                guard stream.readExactly(min(size, remaining), sink.append) else { return false }
+                if size > remaining { return true }
+                remaining -= size
+                guard case .bytes(let end) = stream.readLine(limit: 2), end.isEmpty else { return false }
+            }
+            return true
+        }
     }
 
     private func readBody(_ framing: RequestHead.BodyFraming, into sink: BodySink, stopHalfway: Bool) -> BodyOutcome {

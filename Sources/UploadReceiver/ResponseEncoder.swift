@@ -21,6 +21,18 @@ enum ResponseEncoder {
         return bytes
     }
 
+    /// The head of a streamed answer: the scripted status and headers, then `Content-Length:
+    /// length`, or `Transfer-Encoding: chunked` when `length` is nil.
+    static func streamedHead(_ response: ScriptedResponse, length: Int64?) -> [UInt8] {
+        var head = "HTTP/1.1 \(response.status) \(HTTPReasonPhrase.forStatus(response.status))\r\n"
+        for (name, value) in response.headers where !framingHeaders.contains(name.lowercased()) {
+            head += "\(name): \(value)\r\n"
+        }
+        head += length.map { "Content-Length: \($0)\r\n" } ?? "Transfer-Encoding: chunked\r\n"
+        head += "Connection: close\r\n\r\n"
+        return Array(head.utf8)
+    }
+
     /// Whether the scripted headers ask for the connection to close after this response.
     static func asksToClose(_ response: ScriptedResponse) -> Bool {
         response.headers.contains { $0.0.lowercased() == "connection" && $0.1.lowercased().contains("close") }

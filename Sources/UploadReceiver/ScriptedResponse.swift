@@ -18,6 +18,21 @@ public struct ScriptedResponse: Sendable {
         /// Read the whole body, then keep the connection open without answering until the
         /// client closes it or the receiver stops.
         case neverAnswer
+        /// Read this many body bytes (all of a shorter body), then reset the connection: a close
+        /// with `SO_LINGER` 0 sends RST.
+        case resetAfter(bodyBytes: Int64)
+        /// Read this many body bytes (all of a shorter body), then send FIN (`shutdown(SHUT_WR)`)
+        /// and discard whatever else arrives until the client closes: no answer, no reset.
+        case finAfter(bodyBytes: Int64)
+        /// Read the body, then answer `status` and `headers` with a chunked body that never ends,
+        /// until the client closes or the receiver stops.
+        case endlessAnswer
+        /// Read the body, then answer `status` and `headers` with a chunked body of one byte
+        /// every 50 ms that never ends (never silent long enough for an idle timeout).
+        case tricklingAnswer
+        /// Read the body, then answer `status` and `headers` with a body of this many bytes,
+        /// generated as it is sent (never held in memory).
+        case largeAnswer(bytes: Int64)
     }
 
     public var status: Int
@@ -40,6 +55,14 @@ public struct ScriptedResponse: Sendable {
     /// A fault instead of an answer; the status is irrelevant and set to 0.
     public static func faulted(_ fault: Fault) -> ScriptedResponse {
         ScriptedResponse(status: 0, fault: fault)
+    }
+
+    /// Whether the answer is sent as a stream after the body (`endlessAnswer`, `largeAnswer`).
+    var streamsAnswer: Bool {
+        switch fault {
+        case .endlessAnswer, .tricklingAnswer, .largeAnswer: true
+        default: false
+        }
     }
 
     /// Whether the response sends no body and no `Content-Length` whatever the request was.

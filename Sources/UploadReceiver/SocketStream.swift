@@ -115,6 +115,17 @@ final class SocketStream {
         }
     }
 
+    /// Makes the coming `close` send RST instead of FIN (`SO_LINGER` on with a zero timeout).
+    func resetOnClose() {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
+    /// Sends FIN (`shutdown(SHUT_WR)`); reading stays possible.
+    func finish() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Closes the sending side, then reads for a short while so the peer gets our last response
     /// before our close turns any unread request bytes into a reset. Bounded by `seconds` and
     /// by 1 MiB of discarded input.

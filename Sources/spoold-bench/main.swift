@@ -143,8 +143,10 @@ func upload(_ arguments: Arguments) {
         let target = template.url(id: id, originalName: name)
         let size = sizes[n]
         if let transport {
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { fail("cannot open \(path)") }
             let request = UploadRequest(
-                id: id, attempt: 1, url: target, method: method, blobPath: path, size: Int64(size),
+                id: id, attempt: 1, url: target, method: method, body: BlobBody(descriptor: fd, size: Int64(size)),
                 contentType: "application/octet-stream", headers: [:])
             transport.start(request) { outcome in
                 let success = (outcome.httpStatus ?? 0) / 100 == 2

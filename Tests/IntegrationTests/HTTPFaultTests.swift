@@ -237,6 +237,36 @@ final class HTTPFaultTests: XCTestCase {
         XCTAssertEqual(other.requests.first?.body, [7, 7, 7])
     }
 
+    func testBlobSwappedForASymlinkDuringTheAttempt_theRedirectHopResendsTheOpenedFile_theSecretNeverLeaves() throws {
+        let spool = try TestSpool(self)
+        let bytes = payload(1000, seed: 8)
+        let secretPath = spool.root + "/secret"
+        let secret = Array(repeating: UInt8(ascii: "S"), count: 1000)
+        try Data(secret).write(to: URL(fileURLWithPath: secretPath))
+        let inflight = spool.path + "/inflight"
+        // The first hop's head arrives while the blob is in inflight/: swap it for a symlink to
+        // the secret, then redirect, so the second hop has to read the body again.
+        let receiver = try startReceiver(ResponseScript { request in
+            guard request.target.hasPrefix("/up/") else { return .status(201) }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: inflight)) ?? [] where name.hasSuffix(".blob") {
+                unlink(inflight + "/" + name)
+                symlink(secretPath, inflight + "/" + name)
+            }
+            return .status(307, headers: [("Location", "/final/" + request.target.dropFirst(4))])
+        })
+        try spool.drop("photo.jpg", bytes)
+
+        let result = try drain(spool, url: receiver.baseURL + "/up/")
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        let requests = receiver.requests
+        XCTAssertEqual(requests.map(\.target), ["/up/photo.jpg", "/final/photo.jpg"])
+        for request in requests {
+            XCTAssertTrue(request.body == bytes, "each hop sends the file spoold opened and checked")
+            XCTAssertNotEqual(request.body, secret, "the secret never leaves")
+        }
+    }
+
     // MARK: - Multipart
 
     func testForm_sendsMultipartWithFieldsAndFile_smallAndSeveralMiB() throws {
@@ -255,7 +285,8 @@ final class HTTPFaultTests: XCTestCase {
         XCTAssertEqual(receiver.requests.count, 2)
         for request in receiver.requests {
             XCTAssertEqual(request.method, "POST")
-            if let length = request.header("Content-Length") { XCTAssertEqual(Int64(length), request.bodyLength) }
+            XCTAssertEqual(request.header("Content-Length").flatMap { Int64($0) }, request.bodyLength, "sent with its length")
+            XCTAssertNil(request.header("Transfer-Encoding"), "never chunked")
             let form = try MultipartParser.parse(request)
             let file = try XCTUnwrap(form.first { $0.filename != nil })
             XCTAssertEqual(file.name, "upload")

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A request body as an `InputStream`: fixed byte parts (a multipart preamble and epilogue)
+/// around a blob read from its descriptor.
+///
+/// URLSession on Linux reads an `httpBodyStream` synchronously from libcurl's read callback
+/// (`_BodyStreamSource`) and so never pauses the transfer; the file body source
+/// (`uploadTask(fromFile:)`) pauses and unpauses libcurl around asynchronous reads, and the
+/// unpause of a connection the server has dropped traps the whole process (a `try!` in
+/// FoundationNetworking's EasyHandle). A read error returns -1, which makes libcurl abort the
+/// request instead of sending a short body.
+final class BodyInputStream: InputStream {
+    enum Part {
+        case bytes([UInt8])
+        case blob(BlobBody)
+
+        var length: Int64 {
+            switch self {
+            case .bytes(let bytes): Int64(bytes.count)
+            case .blob(let blob): blob.size
+            }
+        }
+    }
+
+    private let parts: [Part]
+    private var part = 0
+    private var offset: Int64 = 0
+    private var status: Stream.Status = .notOpen
+
+    init(_ parts: [Part]) {
+        self.parts = parts
+        super.init(data: Data())
+    }
+
+    /// The body's length, sent as `Content-Length`.
+    static func length(of parts: [Part]) -> Int64 { parts.reduce(0) { $0 + $1.length } }
+
+    override func open() { if status == .notOpen { status = .open } }
+    override func close() { status = .closed }
+    override var streamStatus: Stream.Status { status }
+    override var streamError: (any Error)? { nil }
+    /// True until the end, and in the error state too: URLSession takes false as "body complete",
+    /// and a short body would leave the server waiting for the rest. (Before `open`, too: a
+    /// rewind reads the stream forward before opening it.)
+    override var hasBytesAvailable: Bool { status != .atEnd && status != .closed }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        guard status != .error, status != .closed else { return -1 }
+        while part < parts.count {
+            let n: Int
+            switch parts[part] {
+            case .bytes(let bytes):
+                n = min(length, bytes.count - Int(offset))
+                if n > 0 {
+                    bytes.withUnsafeBufferPointer { source in
+                        buffer.update(from: source.baseAddress! + Int(offset), count: n)
+                    }
+                }
+            case .blob(let blob):
+                n = blob.read(into: buffer, count: length, at: offset)
+                if n < 0 {
+                    status = .error
+                    return -1
+                }
+            }
+            if n > 0 {
+                offset += Int64(n)
+                return n
+            }
+            part += 1
+            offset = 0
+        }
+        status = .atEnd
+        return 0
+    }
+}
