@@ -4,34 +4,40 @@ import Synchronization
 
 /// Where upload completions (on URLSession's threads) and stop requests (on a signal queue)
 /// meet the single-threaded engine: a locked list plus a wake-up of its `poll(2)`.
-final class CompletionInbox: Sendable {
-    struct Completion: Sendable {
-        var id: ItemID
-        var outcome: UploadOutcome
+public final class CompletionInbox: Sendable {
+    /// One upload's outcome, as the transport reported it.
+    public struct Completion: Sendable {
+        public var id: ItemID
+        public var outcome: UploadOutcome
     }
 
-    let wakeup: WakeupPipe
+    /// Written by every post and stop request; the production driver polls its read end.
+    public let wakeup: WakeupPipe
     private let completions = Mutex<[Completion]>([])
     private let stopRequests = Mutex(0)
 
-    init() throws { wakeup = try WakeupPipe() }
+    public init() throws { wakeup = try WakeupPipe() }
 
-    func post(_ id: ItemID, _ outcome: UploadOutcome) {
+    public func post(_ id: ItemID, _ outcome: UploadOutcome) {
         completions.withLock { $0.append(Completion(id: id, outcome: outcome)) }
         wakeup.signal()
     }
 
-    func takeAll() -> [Completion] {
+    public func takeAll() -> [Completion] {
         completions.withLock { list in
             defer { list.removeAll(keepingCapacity: true) }
             return list
         }
     }
 
-    func requestStop() {
+    /// Whether a completion is waiting (the embedded driver runs a step at once, as `poll(2)` would wake).
+    public var hasCompletions: Bool { completions.withLock { !$0.isEmpty } }
+
+    public func requestStop() {
         stopRequests.withLock { $0 += 1 }
         wakeup.signal()
     }
 
-    var stopLevel: Int { stopRequests.withLock { $0 } }
+    /// How many stop requests arrived so far.
+    public var stopLevel: Int { stopRequests.withLock { $0 } }
 }

@@ -9,9 +9,9 @@ extension Engine {
     /// Reads inotify: arrivals in incoming/ and its subfolders are taken at once; new subfolders
     /// are watched and scanned; a json moved into pending/ by an operator (`mv failed/* pending/`,
     /// `spoold retry`) is adopted.
-    func takeWatcherEvents(now: Timestamp) throws {
+    func takeWatcherEvents(_ arrived: [InotifyWatcher.Event], now: Timestamp) throws {
         var rescan = false
-        for event in watcher.readEvents() {
+        for event in arrived {
             if event.overflowed { rescan = true; continue }
             if let folder = incomingFolders[event.watch] {
                 takeIncomingEvent(event, in: folder, now: now)
@@ -43,13 +43,13 @@ extension Engine {
     func watchIncomingAgainIfReplaced(now: Timestamp) throws {
         guard try spool.reopenIncomingIfReplaced() else { return }
         log.warning("incoming/ was replaced (removed and made again, or another folder moved in); watching the new one")
-        for wd in incomingFolders.keys { watcher.unwatch(wd) }
+        for wd in incomingFolders.keys { events.unwatch(wd) }
         incomingFolders.removeAll()
         incomingAnnounced.removeAll()
         incomingSettling.removeAll()
         incomingLooks.removeAll()
         reportedNames.removeAll()
-        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
+        incomingWatch = try events.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
         incomingFolders[incomingWatch] = ""
         try scanIncoming(now: now)
     }
@@ -134,7 +134,7 @@ extension Engine {
     /// folders not watched are still found by the periodic rescan.
     private func watchFolder(_ path: String, _ fd: FileDescriptor) {
         do {
-            let wd = try watcher.watch(fd, label: "\(spool.path)/incoming/\(path)", mask: InotifyWatcher.incomingFolder)
+            let wd = try events.watch(fd, label: "\(spool.path)/incoming/\(path)", mask: InotifyWatcher.incomingFolder)
             incomingFolders[wd] = path
         } catch let error as SystemError {
             guard !reportedWatchLimit else { return }
@@ -156,7 +156,7 @@ extension Engine {
     private func forgetFolder(_ path: String) {
         let prefix = path + "/"
         for (wd, folder) in incomingFolders where folder == path || folder.hasPrefix(prefix) {
-            watcher.unwatch(wd)
+            events.unwatch(wd)
             incomingFolders[wd] = nil
         }
         incomingAnnounced = incomingAnnounced.filter { !$0.hasPrefix(prefix) }

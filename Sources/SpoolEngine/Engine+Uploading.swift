@@ -106,7 +106,7 @@ extension Engine {
             body = try openBody(id, at: location, expectedSize: metadata.size)
         } catch {
             // The blob is not what the json says: the attempt fails without a request (rule 8).
-            inbox.post(id, .refused("\(error)"))
+            events.post(id, .refused("\(error)"))
             return
         }
         var request = UploadRequest(
@@ -120,15 +120,13 @@ extension Engine {
                 fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
         }
         log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
-        let inbox = self.inbox
-        transport.start(request) { outcome in inbox.post(id, outcome) }
+        let events = self.events
+        transport.start(request) { outcome in events.post(id, outcome) }
     }
 
     /// Adds every finished upload to the round: removed (or done/), back to pending with its
     /// next-attempt time, or parked in failed/ with the attempt history.
-    func collectFinished(now: Timestamp, into round: inout Round) {
-        let finished = inbox.takeAll()
-        guard !finished.isEmpty else { return }
+    func collectFinished(_ finished: [CompletionInbox.Completion], now: Timestamp, into round: inout Round) {
         for completion in finished {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue

@@ -5,10 +5,12 @@ import SpoolTransport
 
 /// The daemon: ingests incoming/, claims due items, uploads them, and records each outcome.
 ///
-/// A single-threaded event loop. Its only blocking point is `poll(2)` on the inotify descriptor
-/// and a wake-up pipe (written by upload completions and stop requests), with a timeout at the
-/// next due time. Every decision about an item is made by its `ItemLifecycle`; the engine
-/// performs the returned actions through `Spool`, batching each round into one commit.
+/// A step and a driver. `step(now:events:)` runs one round given the time and what arrived
+/// (inotify events, upload completions, stop requests) and returns when to wake next; `run()` is
+/// the thin production driver: it waits in `poll(2)` (`SystemEventSource`) until that time or an
+/// event, and steps again. Tests drive the same step with a manual clock (`EmbeddedEngine`).
+/// Every decision about an item is made by its `ItemLifecycle`; the engine performs the returned
+/// actions through `Spool`, batching each round into one commit.
 public final class Engine {
     let spool: Spool
     let transport: any UploadTransport
@@ -50,7 +52,10 @@ public final class Engine {
     /// back instead of counting them.
     var cancelling = false
 
-    let watcher: InotifyWatcher
+    /// inotify watches, completions and stop requests (the kernel's, or a test's script).
+    let events: any EngineEventSource
+    /// Stop requests seen by the last step.
+    var stopLevel = 0
     var incomingWatch: Int32 = -1
     /// The watched folders of incoming/ by watch descriptor: `""` for incoming/ itself, then
     /// paths below it (`2026-11-23/cam7`).
@@ -63,7 +68,6 @@ public final class Engine {
     /// The spool root, watched for a new incoming/ (removed and made again, or moved in).
     var rootWatch: Int32 = -1
 
-    let inbox: CompletionInbox
     /// Metrics, systemd notification, progress: told what happens, never asked what to do.
     public let observers = EngineObservers()
     /// `--max-spool-size`: decides whether a file in incoming/ may join the queue now.
@@ -95,7 +99,8 @@ public final class Engine {
 
     public init(
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
-        log: EventLog, processTag: UInt64, observer: (any ItemOutcomeObserver)? = nil
+        log: EventLog, processTag: UInt64, observer: (any ItemOutcomeObserver)? = nil,
+        events: (any EngineEventSource)? = nil
     ) throws {
         self.observer = observer
         self.spool = spool
@@ -104,66 +109,82 @@ public final class Engine {
         self.configuration = configuration
         self.log = log
         self.idGenerator = ItemIDGenerator(processTag: processTag)
-        self.inbox = try CompletionInbox()
-        self.watcher = try InotifyWatcher()
+        self.events = try events ?? SystemEventSource()
         self.nextRescan = clock.now().adding(seconds: configuration.rescanSeconds)
     }
 
     /// Asks the loop to stop: the first request stops new work and lets uploads finish; the
     /// second cancels them and hands their attempts back. Safe from any thread. `drain
     /// --max-time` does the same by itself: it stops at the deadline and cancels after the grace.
-    public func requestStop() { inbox.requestStop() }
+    public func requestStop() { events.requestStop() }
 
     /// A stop handle for signal handlers, usable from any thread.
     public var stopHandle: @Sendable () -> Void {
-        let inbox = self.inbox
-        return { inbox.requestStop() }
+        let events = self.events
+        return { events.requestStop() }
     }
 
-    var stopLevel: Int { inbox.stopLevel }
-
-    /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did.
+    /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did: the
+    /// production driver, which sleeps in `poll(2)` between steps.
     public func run() throws -> RunSummary {
+        try start()
+        var now = clock.now()
+        while let wake = try step(now: now, events: events.takeEvents()) {
+            events.wait(timeoutMilliseconds: Int32(clamping: max(0, wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch)))
+            now = clock.now()
+        }
+        return try finish()
+    }
+
+    /// Recovers the spool, watches its folders and scans incoming/ and pending/: before the first step.
+    public func start() throws {
         // Counted from the start: recovery of a large spool is part of the time allowed.
         runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
         try recover()
-        incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
+        incomingWatch = try events.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
         incomingFolders[incomingWatch] = ""
-        rootWatch = try watcher.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
-        pendingWatch = try watcher.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
+        rootWatch = try events.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
+        pendingWatch = try events.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
         // Items added (by `enqueue`) after recovery listed pending/ and before the watch was set.
         try scanPending(now: clock.now())
         observers.engineStarted(self, now: clock.now())
-        while true {
-            let now = clock.now()
-            noteStop(now: now)
-            var round = Round()
-            collectFinished(now: now, into: &round)
-            let stopping = summary.stop != nil
-            if !stopping {
-                try takeWatcherEvents(now: now)
-                try ingest(now: now)
-                try collectClaims(now: now, into: &round)
-            }
-            try commitRound(round, now: now)
-            if stopping {
-                if uploads.isEmpty { break }
-                if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
-                    log.info(
-                        (stopLevel > 1 ? "second stop request" : "--max-time grace over")
-                            + ": cancelling \(uploads.count) upload(s); their attempts are handed back")
-                    cancelling = true
-                    transport.cancelAll()
-                }
-            } else if configuration.exitWhenIdle && isIdle {
-                break
-            }
-            try compactIndexIfLarge()
-            let timeout = observers.timeout(self, now: now, milliseconds: stopping ? stopPollTimeout(now: now) : pollTimeout(now: now))
-            _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
-            inbox.wakeup.drain()
+    }
+
+    /// One round at `now`: notes stop requests, records finished uploads, takes inotify events,
+    /// ingests, claims due items and commits it all as one group. Returns when the next step is
+    /// due (sooner if an event arrives), or nil once the run is over (then call `finish()`).
+    public func step(now: Timestamp, events arrived: EngineEvents) throws -> Timestamp? {
+        stopLevel = max(stopLevel, arrived.stopLevel)
+        noteStop(now: now)
+        var round = Round()
+        collectFinished(arrived.completions, now: now, into: &round)
+        let stopping = summary.stop != nil
+        if !stopping {
+            try takeWatcherEvents(arrived.watcher, now: now)
+            try ingest(now: now)
+            try collectClaims(now: now, into: &round)
         }
+        try commitRound(round, now: now)
+        if stopping {
+            if uploads.isEmpty { return nil }
+            if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
+                log.info(
+                    (stopLevel > 1 ? "second stop request" : "--max-time grace over")
+                        + ": cancelling \(uploads.count) upload(s); their attempts are handed back")
+                cancelling = true
+                transport.cancelAll()
+            }
+        } else if configuration.exitWhenIdle && isIdle {
+            return nil
+        }
+        try compactIndexIfLarge()
+        let timeout = observers.timeout(self, now: now, milliseconds: stopping ? stopPollTimeout(now: now) : pollTimeout(now: now))
+        return now.adding(milliseconds: Int64(timeout))
+    }
+
+    /// After the last step: waits for background unlinks and tells the observers.
+    public func finish() throws -> RunSummary {
         try spool.drainRemovals()
         observers.engineFinished(self, now: clock.now())
         return summary

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Every file-system call spoold makes goes through this protocol: the one choke point.
 ///
 /// `PosixFileSystem` is the real thing; tests wrap it to record the order of calls (fsync before
@@ -80,7 +82,7 @@ extension FileSystem {
         var offset = 0
         while offset < bytes.count {
             let n = try write(fd, from: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
-            if n <= 0 { throw SystemError("write", path: label, code: 5 /* EIO */) }
+            if n <= 0 { throw SystemError("write", path: label, code: EIO) }
             offset += n
         }
     }

@@ -11,6 +11,8 @@ public final class InotifyWatcher: @unchecked Sendable {
         /// The name is a folder (`IN_ISDIR`).
         public var isFolder: Bool { mask & UInt32(IN_ISDIR) != 0 }
         public func has(_ bits: UInt32) -> Bool { mask & bits != 0 }
+
+        public init(watch: Int32, name: String, mask: UInt32) { (self.watch, self.name, self.mask) = (watch, name, mask) }
     }
 
     /// A writer finished (close-write) or a file was renamed in (moved-to): the Maildir events.
