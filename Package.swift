@@ -47,7 +47,7 @@ let package = Package(
 
         .target(
             name: "SpoolTestSupport",
-            dependencies: ["SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "UploadReceiver"],
+            dependencies: ["SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "SpoolEngine", "UploadReceiver"],
             path: "Tests/SpoolTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(name: "SpoolCoreTests", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
@@ -56,6 +56,10 @@ let package = Package(
         .testTarget(
             name: "SpoolStoreTests",
             dependencies: ["SpoolStore", "SpoolEngine", "SpoolTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SpoolEngineTests",
+            dependencies: ["SpoolCore", "SpoolEngine", "SpoolTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

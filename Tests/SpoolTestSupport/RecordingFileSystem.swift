@@ -57,6 +57,7 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     private var faults: [Fault] = []
     private var holds: [(operation: Operation, gate: DispatchSemaphore, matching: @Sendable (Call) -> Bool)] = []
     private var opened: [Int32: Opened] = [:]
+    private var scriptedWriterCheck: WriterCheck?
 
     public init() {}
 
@@ -77,6 +78,13 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     }
 
     public func clearFaults() { lock.withLock { faults.removeAll() } }
+
+    /// When set, every `writerCheck` gets this answer instead of the kernel's (still recorded):
+    /// `.openForWriting` is a writer holding the file, without a process to hold it.
+    public var writerCheckAnswer: WriterCheck? {
+        get { lock.withLock { scriptedWriterCheck } }
+        set { lock.withLock { scriptedWriterCheck = newValue } }
+    }
 
     /// Makes every call of `operation` that satisfies `matching` wait until `gate` is signalled
     /// (once: it stays open), for at most 10 s; the call is recorded when it goes ahead. Shows
@@ -234,7 +242,7 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck {
         let call = Call(operation: .writerCheck, name: name, directory: folderName(directory), isDirectory: false)
         do {
-            return try perform(call) { try real.writerCheck(name, in: directory) }
+            return try perform(call) { try writerCheckAnswer ?? real.writerCheck(name, in: directory) }
         } catch let error as SystemError where error.operation == Operation.writerCheck.rawValue {
             return .unknown(errno: error.code)  // injected (a real failure names `open`)
         }

@@ -1,0 +1,75 @@
+import SpoolCore
+import SpoolEngine
+import SpoolTestSupport
+import XCTest
+
+/// Stopping with an upload in flight, under a manual clock: `drain --max-time` and its grace, and
+/// the first and second stop requests. Two items, one upload at a time: the second is due all along.
+final class StopTimeTests: EngineTestCase {
+    private func startTwo(maximumRunSeconds: Double? = nil) throws -> EmbeddedEngine {
+        try drop("a.txt")
+        try drop("b.txt")
+        let embedded = try start(configuration(exitWhenIdle: maximumRunSeconds != nil, maximumRunSeconds: maximumRunSeconds))
+        XCTAssertEqual(embedded.transport.inFlight, 1)
+        return embedded
+    }
+
+    func testMaxTime_stopsTakingWorkAtTheDeadline_andLetsTheUploadFinishInTheGrace() throws {
+        let embedded = try startTwo(maximumRunSeconds: 5)
+        try embedded.advanceTime(to: 5)
+        embedded.transport.answerNext(.status(201))
+        try embedded.advanceTime(by: 0)
+
+        let summary = try XCTUnwrap(embedded.summary, "finished once the upload in flight did")
+        XCTAssertEqual(summary.stop, .timeLimit)
+        XCTAssertEqual(summary.uploaded, 1)
+        XCTAssertEqual(embedded.transport.started.count, 1, "the second item is not started after the deadline")
+        XCTAssertEqual(attempts(in: .pending), [0])
+        XCTAssertEqual(embedded.transport.cancelTimes, [])
+    }
+
+    func testMaxTime_cancelsAfterTheGrace_andHandsTheAttemptBack() throws {
+        let embedded = try startTwo(maximumRunSeconds: 5)  // grace: min(10, 5) s
+        try embedded.advanceTime(to: 9.999)
+        XCTAssertEqual(embedded.transport.cancelTimes, [], "not cancelled within the grace")
+        XCTAssertNil(embedded.summary)
+
+        try embedded.advanceTime(to: 10)
+        XCTAssertEqual(embedded.transport.cancelTimes, [embedded.startedAt.adding(seconds: 10)], "cancelled at deadline + grace")
+        let summary = try XCTUnwrap(embedded.summary)
+        XCTAssertEqual(summary.stop, .timeLimit)
+        XCTAssertEqual(summary.uploaded + summary.retried + summary.failed, 0)
+        XCTAssertEqual(attempts(in: .pending), [0, 0], "the cancelled attempt is handed back uncounted")
+        XCTAssertEqual(temp.names(in: .inflight), [])
+    }
+
+    func testFirstStop_letsTheUploadInFlightFinish_andStartsNoOther() throws {
+        let embedded = try startTwo()
+        embedded.engine.requestStop()
+        try embedded.advanceTime(to: 120)
+        XCTAssertNil(embedded.summary, "waits for the upload in flight, however long")
+        XCTAssertEqual(embedded.transport.cancelTimes, [])
+
+        embedded.transport.answerNext(.status(201))
+        try embedded.advanceTime(by: 0)
+        let summary = try XCTUnwrap(embedded.summary)
+        XCTAssertEqual(summary.stop, .requested)
+        XCTAssertEqual(summary.uploaded, 1)
+        XCTAssertEqual(embedded.transport.started.count, 1)
+        XCTAssertEqual(attempts(in: .pending), [0])
+    }
+
+    func testSecondStop_cancelsTheUploadInFlight_andHandsTheAttemptBackUncounted() throws {
+        let embedded = try startTwo()
+        embedded.engine.requestStop()
+        try embedded.advanceTime(to: 3)
+        embedded.engine.requestStop()
+        try embedded.advanceTime(by: 0)
+
+        XCTAssertEqual(embedded.transport.cancelTimes, [embedded.startedAt.adding(seconds: 3)], "cancelled at the second request")
+        let summary = try XCTUnwrap(embedded.summary)
+        XCTAssertEqual(summary.stop, .requested)
+        XCTAssertEqual(summary.uploaded + summary.retried + summary.failed, 0)
+        XCTAssertEqual(attempts(in: .pending), [0, 0], "the cancelled attempt is handed back uncounted")
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import SpoolCore
+import SpoolTransport
+
+/// An upload transport whose requests wait until the test answers them, or are each answered at
+/// once with `autoAnswer`. It notes when each request started and each cancel came, by `clock`.
+public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
+    /// A request the engine started, and when.
+    public struct Started: Sendable {
+        public var request: UploadRequest
+        public var at: Timestamp
+    }
+
+    private struct Waiting {
+        var request: UploadRequest
+        var completion: @Sendable (UploadOutcome) -> Void
+    }
+
+    private let lock = NSLock()
+    private let clock: any Clock
+    private var log: [Started] = []
+    private var waiting: [Waiting] = []
+    private var cancels: [Timestamp] = []
+    private var answer: UploadOutcome?
+
+    public init(clock: any Clock) { self.clock = clock }
+
+    /// Every request so far, in start order.
+    public var started: [Started] { lock.withLock { log } }
+    /// When the start of each request came, relative to `origin`, in seconds.
+    public func startTimes(since origin: Timestamp) -> [Double] { started.map { origin.seconds(until: $0.at) } }
+    /// Requests started and not answered yet.
+    public var inFlight: Int { lock.withLock { waiting.count } }
+    /// When `cancelAll` was called.
+    public var cancelTimes: [Timestamp] { lock.withLock { cancels } }
+
+    /// When set, every new request gets this outcome at once (inside `start`).
+    public var autoAnswer: UploadOutcome? {
+        get { lock.withLock { answer } }
+        set { lock.withLock { answer = newValue } }
+    }
+
+    public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        let now = clock.now()
+        let scripted: UploadOutcome? = lock.withLock {
+            log.append(Started(request: request, at: now))
+            if answer == nil { waiting.append(Waiting(request: request, completion: completion)) }
+            return answer
+        }
+        if let scripted {
+            request.body.close()
+            completion(scripted)
+        }
+    }
+
+    /// Answers the oldest waiting request.
+    public func answerNext(_ outcome: UploadOutcome) {
+        guard let next = lock.withLock({ waiting.isEmpty ? nil : waiting.removeFirst() }) else {
+            preconditionFailure("no request is waiting")
+        }
+        next.request.body.close()
+        next.completion(outcome)
+    }
+
+    /// Answers every waiting request with "cancelled", as URLSession does.
+    public func cancelAll() {
+        let now = clock.now()
+        let all = lock.withLock {
+            cancels.append(now)
+            defer { waiting.removeAll() }
+            return waiting
+        }
+        for request in all {
+            request.request.body.close()
+            request.completion(.network("cancelled"))
+        }
+    }
+}
