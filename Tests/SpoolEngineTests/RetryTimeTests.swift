@@ -11,7 +11,7 @@ final class RetryTimeTests: EngineTestCase {
         let embedded = try start(configuration(policy: policy))
         XCTAssertEqual(embedded.transport.started.count, 1)
         embedded.transport.autoAnswer = outcome
-        embedded.transport.answerNext(outcome)
+        try embedded.transport.answerNext(outcome)
         try embedded.advanceTime(by: 0)
         return embedded
     }

@@ -17,7 +17,7 @@ final class StopTimeTests: EngineTestCase {
     func testMaxTime_stopsTakingWorkAtTheDeadline_andLetsTheUploadFinishInTheGrace() throws {
         let embedded = try startTwo(maximumRunSeconds: 5)
         try embedded.advanceTime(to: 5)
-        embedded.transport.answerNext(.status(201))
+        try embedded.transport.answerNext(.status(201))
         try embedded.advanceTime(by: 0)
 
         let summary = try XCTUnwrap(embedded.summary, "finished once the upload in flight did")
@@ -50,7 +50,7 @@ final class StopTimeTests: EngineTestCase {
         XCTAssertNil(embedded.summary, "waits for the upload in flight, however long")
         XCTAssertEqual(embedded.transport.cancelTimes, [])
 
-        embedded.transport.answerNext(.status(201))
+        try embedded.transport.answerNext(.status(201))
         try embedded.advanceTime(by: 0)
         let summary = try XCTUnwrap(embedded.summary)
         XCTAssertEqual(summary.stop, .requested)

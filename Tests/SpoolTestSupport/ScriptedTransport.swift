@@ -53,11 +53,12 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
         }
     }
 
+    /// `answerNext` found no request waiting.
+    public struct NothingWaiting: Error {}
+
     /// Answers the oldest waiting request.
-    public func answerNext(_ outcome: UploadOutcome) {
-        guard let next = lock.withLock({ waiting.isEmpty ? nil : waiting.removeFirst() }) else {
-            preconditionFailure("no request is waiting")
-        }
+    public func answerNext(_ outcome: UploadOutcome) throws {
+        guard let next = lock.withLock({ waiting.isEmpty ? nil : waiting.removeFirst() }) else { throw NothingWaiting() }
         next.request.body.close()
         next.completion(outcome)
     }
