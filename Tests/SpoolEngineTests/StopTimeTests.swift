@@ -35,12 +35,7 @@ final class StopTimeTests: EngineTestCase {
         XCTAssertNil(embedded.summary)
 
         try embedded.advanceTime(to: 10)
-        XCTAssertEqual(embedded.transport.cancelTimes, [embedded.startedAt.adding(seconds: 10)], "cancelled at deadline + grace")
-        let summary = try XCTUnwrap(embedded.summary)
-        XCTAssertEqual(summary.stop, .timeLimit)
-        XCTAssertEqual(summary.uploaded + summary.retried + summary.failed, 0)
-        XCTAssertEqual(attempts(in: .pending), [0, 0], "the cancelled attempt is handed back uncounted")
-        XCTAssertEqual(temp.names(in: .inflight), [])
+        try assertCancelledAndHandedBack(embedded, at: 10, stop: .timeLimit)  // deadline + grace
     }
 
     func testFirstStop_letsTheUploadInFlightFinish_andStartsNoOther() throws {
@@ -66,10 +61,19 @@ final class StopTimeTests: EngineTestCase {
         embedded.engine.requestStop()
         try embedded.advanceTime(by: 0)
 
-        XCTAssertEqual(embedded.transport.cancelTimes, [embedded.startedAt.adding(seconds: 3)], "cancelled at the second request")
-        let summary = try XCTUnwrap(embedded.summary)
-        XCTAssertEqual(summary.stop, .requested)
-        XCTAssertEqual(summary.uploaded + summary.retried + summary.failed, 0)
-        XCTAssertEqual(attempts(in: .pending), [0, 0], "the cancelled attempt is handed back uncounted")
+        try assertCancelledAndHandedBack(embedded, at: 3, stop: .requested)  // at the second request
+    }
+
+    /// The upload in flight was cancelled `at` seconds after the start, the run ended, and both
+    /// items are back in pending/ with no attempt counted.
+    private func assertCancelledAndHandedBack(
+        _ embedded: EmbeddedEngine, at seconds: Double, stop: RunSummary.Stop, line: UInt = #line
+    ) throws {
+        XCTAssertEqual(embedded.transport.cancelTimes, [embedded.startedAt.adding(seconds: seconds)], line: line)
+        let summary = try XCTUnwrap(embedded.summary, "the run ended", line: line)
+        XCTAssertEqual(summary.stop, stop, line: line)
+        XCTAssertEqual(summary.uploaded + summary.retried + summary.failed, 0, line: line)
+        XCTAssertEqual(attempts(in: .pending), [0, 0], "the cancelled attempt is handed back uncounted", line: line)
+        XCTAssertEqual(temp.names(in: .inflight), [], line: line)
     }
 }
