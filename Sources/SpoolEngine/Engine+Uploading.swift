@@ -12,14 +12,12 @@ extension Engine {
         var slots = configuration.concurrency - uploads.count
         guard slots > 0 else { return }
         var probe = false
-        if var current = outage {
-            // Marked only once a slot is free: a probe flag set with no probe sent would stop
-            // probing for good.
-            guard !current.probeInFlight, current.nextProbe <= now else { return }
+        if endpoint.outage != nil {
+            // Taken only once a slot is free, and given back below if nothing was due: a probe
+            // marked out with none sent would stop probing for good.
+            guard endpoint.startProbe(now: now) else { return }
             slots = 1
             probe = true
-            current.probeInFlight = true
-            outage = current
         }
 
         var claimed = 0
@@ -53,7 +51,7 @@ extension Engine {
                 transition: SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to)), metadata: metadata, isProbe: probe))
             claimed += 1
         }
-        if claimed == 0, probe { outage?.probeInFlight = false }
+        if claimed == 0, probe { endpoint.probeNotSent() }
     }
 
     /// Commits the round's transitions (new claims and finished uploads) as one group: one index
@@ -193,28 +191,22 @@ extension Engine {
     /// Pauses the queue while the endpoint is unreachable and resumes it on the first answer;
     /// logs once when it goes down and once when it comes back.
     func trackOutage(_ outcome: UploadOutcome, isProbe: Bool, now: Timestamp) {
-        if outcome.class == .outage {
-            if var current = outage {
-                if isProbe {
-                    current.probeInterval = min(current.probeInterval * 2, configuration.maximumProbeSeconds)
-                    current.nextProbe = now.adding(seconds: current.probeInterval)
-                    current.probeInFlight = false
-                    outage = current
-                }
-            } else {
-                outage = Outage(since: now, reason: outcome.summary, nextProbe: now.adding(seconds: 1), probeInterval: 1, probeInFlight: false)
-                log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
-                do {
-                    // Shown by 'spoold status'; the marker is readable by others, like the log.
-                    try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: outcome.summary)), in: spool)
-                } catch {
-                    log.warning("cannot write \(spool.path)/\(OutageMarker.fileName) for 'spoold status': \(error)")
-                }
+        let change = endpoint.attemptEnded(
+            outcome.class, isProbe: isProbe, reason: outcome.summary, now: now, maximumProbeSeconds: configuration.maximumProbeSeconds)
+        switch change {
+        case .none:
+            break
+        case .wentDown:
+            log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
+            do {
+                // Shown by 'spoold status'; the marker is readable by others, like the log.
+                try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: outcome.summary)), in: spool)
+            } catch {
+                log.warning("cannot write \(spool.path)/\(OutageMarker.fileName) for 'spoold status': \(error)")
             }
-        } else if let current = outage {
-            outage = nil
+        case .cameBack(let since):
             OutageMarker.remove(in: spool)
-            log.info("endpoint reachable again after \(formatSeconds(current.since.seconds(until: now))); resuming uploads")
+            log.info("endpoint reachable again after \(formatSeconds(since.seconds(until: now))); resuming uploads")
         }
     }
 

@@ -24,7 +24,8 @@ public final class Engine {
     var items: [ItemID: ItemLifecycle] = [:]
     var due = DueQueue()
     var uploads: [ItemID: Upload] = [:]
-    var outage: Outage?
+    /// Reachable, or paused by an outage with one probe at a time.
+    var endpoint = EndpointState.reachable
     /// Paused while the spool's file system is full (see `Engine+Intake`).
     var intake = IntakeGate()
     var summary = RunSummary()
@@ -88,14 +89,8 @@ public final class Engine {
         var isProbe: Bool
     }
 
-    /// The endpoint is unreachable: uploads pause, one probe at a time.
-    struct Outage {
-        var since: Timestamp
-        var reason: String
-        var nextProbe: Timestamp
-        var probeInterval: Double
-        var probeInFlight: Bool
-    }
+    /// The outage, while the endpoint is unreachable (for the observers).
+    var outage: EndpointState.Outage? { endpoint.outage }
 
     public init(
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
@@ -223,11 +218,10 @@ public final class Engine {
         // over by a batch limit are taken in the next round.
         if intake.pausedSince != nil { wake = min(wake, intake.nextTry ?? now) }
         else if !incomingAnnounced.isEmpty { wake = now }
-        if let outage {
+        if endpoint.outage != nil {
             // While a probe is out, its completion wakes us; don't spin on a past probe time.
-            if !outage.probeInFlight { wake = min(wake, outage.nextProbe) }
-        }
-        else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
+            if let probe = endpoint.nextProbe { wake = min(wake, probe) }
+        } else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
     }
