@@ -13,6 +13,9 @@ public struct ItemLifecycle: Equatable, Sendable {
         case complete(from: ItemLocation, to: ItemLocation?)
         /// Back to pending with the next attempt due at `notBefore` (the pending json's mtime).
         case requeue(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
+        /// Back to pending with the attempt not counted (`to` is one attempt lower than `from`),
+        /// due at once; the history is left as it was.
+        case handBack(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
         /// Give up: to failed/ with the attempt history.
         case fail(from: ItemLocation, to: ItemLocation, reason: String)
     }
@@ -81,7 +84,7 @@ public struct ItemLifecycle: Equatable, Sendable {
         let from = location
         location = ItemLocation(.pending, attempt: from.attempt - 1)
         notBefore = now
-        return .requeue(from: from, to: location, notBefore: now)
+        return .handBack(from: from, to: location, notBefore: now)
     }
 
     /// An item found in inflight/ at start-up: its attempt stays counted (RELIABILITY rule 7),

@@ -157,8 +157,8 @@ extension Engine {
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size))
-            case .requeue(let from, let to, let notBefore) where to.attempt < from.attempt:
-                // Handed back: the attempt did not count, so the history is left as it was.
+            case .handBack(let from, let to, let notBefore):
+                // The attempt did not count, so the history is left as it was.
                 round.finish(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))

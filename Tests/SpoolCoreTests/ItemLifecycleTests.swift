@@ -84,7 +84,7 @@ final class ItemLifecycleTests: XCTestCase {
             _ = item.claim()
             XCTAssertEqual(
                 item.finish(.network("connection refused", beforeSending: true), policy: policy, now: now, unitRandom: 0.9),
-                .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: now))
+                .handBack(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: now))
             XCTAssertEqual(item.location, ItemLocation(.pending, attempt: 0))
             XCTAssertTrue(item.isDue(at: now))
         }
@@ -95,7 +95,7 @@ final class ItemLifecycleTests: XCTestCase {
         _ = item.claim()
         XCTAssertEqual(
             item.finish(.network("no route", beforeSending: true), policy: policy, now: t0, unitRandom: 0),
-            .requeue(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 2), notBefore: t0))
+            .handBack(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 2), notBefore: t0))
     }
 
     func testNetworkErrorAfterSending_countsAsAnAttempt() {
@@ -166,6 +166,6 @@ final class ItemLifecycleTests: XCTestCase {
         var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 1), notBefore: t0)
         XCTAssertEqual(
             item.handBack(now: t0),
-            .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: t0))
+            .handBack(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: t0))
     }
 }
