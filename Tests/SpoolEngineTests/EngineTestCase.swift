@@ -39,11 +39,16 @@ class EngineTestCase: XCTestCase {
     /// Writes a file into incoming/ whose mtime is `age` seconds before the clock's now (the
     /// settle rule reads mtimes against the engine's clock).
     func drop(_ name: String, age: Double = 60) throws {
-        let path = try temp.write(Array("content of \(name)".utf8), to: name, in: .incoming)
+        try temp.write(Array("content of \(name)".utf8), to: name, in: .incoming)
+        try setModificationTime(of: name, age: age)
+    }
+
+    /// Sets the mtime of a file in incoming/ to `age` seconds before the clock's now.
+    func setModificationTime(of name: String, age: Double) throws {
         let milliseconds = clock.now().adding(seconds: -age).millisecondsSinceEpoch
         let time = timespec(tv_sec: Int(milliseconds / 1000), tv_nsec: Int(milliseconds % 1000) * 1_000_000)
         var times = [time, time]
-        XCTAssertEqual(utimensat(AT_FDCWD, path, &times, 0), 0)
+        XCTAssertEqual(utimensat(AT_FDCWD, temp.path(.incoming, name), &times, 0), 0)
     }
 
     /// The attempt numbers of the items in a folder, from their json names.
