@@ -18,6 +18,16 @@ public struct ItemLifecycle: Equatable, Sendable {
         case handBack(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
         /// Give up: to failed/ with the attempt history.
         case fail(from: ItemLocation, to: ItemLocation, reason: String)
+
+        /// The index record that makes this action durable (`index.wal`), so no caller builds one by hand.
+        public func record(for id: ItemID) -> IndexRecord {
+            switch self {
+            case .claimAndUpload(let from, let to): IndexRecord(.claim, id, from: from, to: to)
+            case .complete(let from, let to): IndexRecord(.done, id, from: from, to: to)
+            case .requeue(let from, let to, _), .handBack(let from, let to, _): IndexRecord(.requeue, id, from: from, to: to)
+            case .fail(let from, let to, _): IndexRecord(.fail, id, from: from, to: to)
+            }
+        }
     }
 
     public private(set) var location: ItemLocation
@@ -85,6 +95,15 @@ public struct ItemLifecycle: Equatable, Sendable {
         location = ItemLocation(.pending, attempt: from.attempt - 1)
         notBefore = now
         return .handBack(from: from, to: location, notBefore: now)
+    }
+
+    /// The item cannot be uploaded (unreadable json, a missing or changed blob, a URL it may not
+    /// use): parked in failed/ as it is, its attempts as counted so far.
+    public mutating func quarantine(reason: String) -> Action {
+        precondition(location.state == .pending || location.state == .inflight, "quarantine of an item in \(location)")
+        let from = location
+        location = ItemLocation(.failed, attempt: from.attempt)
+        return .fail(from: from, to: location, reason: reason)
     }
 
     /// An item found in inflight/ at start-up: its attempt stays counted (RELIABILITY rule 7),

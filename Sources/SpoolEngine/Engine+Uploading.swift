@@ -42,13 +42,12 @@ extension Engine {
                     throw EngineItemError(refusal)
                 }
             } catch {
-                try quarantine(next.id, at: from, reason: "\(error)")
+                try quarantine(next.id, lifecycle, reason: "\(error)")
                 continue
             }
-            guard case .claimAndUpload(let f, let to) = lifecycle.claim() else { preconditionFailure() }
+            let claim = lifecycle.claim()
             items[next.id] = lifecycle
-            round.claims.append(Round.Claim(
-                transition: SpoolTransition(IndexRecord(.claim, next.id, from: f, to: to)), metadata: metadata, isProbe: probe))
+            round.claims.append(Round.Claim(transition: SpoolTransition(claim.record(for: next.id)), metadata: metadata, isProbe: probe))
             claimed += 1
         }
         if claimed == 0, probe { endpoint.probeNotSent() }
@@ -148,32 +147,32 @@ extension Engine {
                 responseExcerpt: outcome.responseExcerpt)
             let id = completion.id
             switch action {
-            case .complete(let from, let to):
+            case .complete(_, let to):
                 metadata.attempts.append(record)
-                round.finish(SpoolTransition(IndexRecord(.done, id, from: from, to: to), metadata: to == nil ? nil : metadata))
+                round.finish(SpoolTransition(action.record(for: id), metadata: to == nil ? nil : metadata))
                 items[id] = nil
                 summary.uploaded += 1
                 round.messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size))
-            case .handBack(let from, let to, let notBefore):
+            case .handBack(_, _, let notBefore):
                 // The attempt did not count, so the history is left as it was.
-                round.finish(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), notBefore: notBefore))
+                round.finish(SpoolTransition(action.record(for: id), notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
-            case .requeue(let from, let to, let notBefore):
+            case .requeue(_, _, let notBefore):
                 metadata.attempts.append(record)
-                round.finish(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
+                round.finish(SpoolTransition(action.record(for: id), metadata: metadata, notBefore: notBefore))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
                 let wait = now.seconds(until: notBefore)
                 round.messages.append("attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))")
-            case .fail(let from, let to, let reason):
+            case .fail(_, _, let reason):
                 metadata.attempts.append(record)
                 metadata.failureReason = LogRedaction.urls(in: reason)
-                round.finish(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
+                round.finish(SpoolTransition(action.record(for: id), metadata: metadata))
                 items[id] = nil
                 summary.failed += 1
                 round.messages.append("gave up on \(id): \(reason); parked in failed/")
@@ -249,18 +248,21 @@ extension Engine {
 
     /// Parks an item that cannot be uploaded (unreadable metadata, missing or changed blob) in
     /// failed/, keeping whatever files it has, and carries on.
-    func quarantine(_ id: ItemID, at location: ItemLocation, reason: String) throws {
+    func quarantine(_ id: ItemID, _ lifecycle: ItemLifecycle, reason: String) throws {
         items[id] = nil
         observers.itemLeftQueue(id)
-        let to = ItemLocation(.failed, attempt: location.attempt)
+        var lifecycle = lifecycle
+        let location = lifecycle.location
+        let action = lifecycle.quarantine(reason: reason)
+        let to = lifecycle.location
         var metadata = try? spool.readMetadata(id, at: location)
         metadata?.failureReason = LogRedaction.urls(in: reason)
         let blob = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
         if (try? spool.status(of: blob, at: location)) != nil {
             if let metadata {
-                _ = try spool.commit([SpoolTransition(IndexRecord(.fail, id, from: location, to: to), metadata: metadata)])
+                _ = try spool.commit([SpoolTransition(action.record(for: id), metadata: metadata)])
             } else {
-                _ = try spool.commit([SpoolTransition(IndexRecord(.fail, id, from: location, to: to))])
+                _ = try spool.commit([SpoolTransition(action.record(for: id))])
             }
         } else {
             try spool.quarantine(id, from: location, to: to, metadata: metadata)

@@ -89,13 +89,13 @@ public enum SpoolRecovery {
                 number: location.attempt, startedAt: now, finishedAt: now, outcome: "interrupted",
                 error: "spoold stopped during this attempt (crash or kill); it counts"))
             switch action {
-            case .requeue(let from, let to, let notBefore):
-                interrupted.append(SpoolTransition(IndexRecord(.requeue, id, from: from, to: to), metadata: metadata, notBefore: notBefore))
+            case .requeue(_, _, let notBefore):
+                interrupted.append(SpoolTransition(action.record(for: id), metadata: metadata, notBefore: notBefore))
                 outcome.queued[id] = lifecycle
                 outcome.requeued += 1
-            case .fail(let from, let to, let reason):
+            case .fail(_, _, let reason):
                 metadata?.failureReason = reason
-                interrupted.append(SpoolTransition(IndexRecord(.fail, id, from: from, to: to), metadata: metadata))
+                interrupted.append(SpoolTransition(action.record(for: id), metadata: metadata))
                 outcome.failed += 1
                 outcome.parked.append(ItemOutcomeEvent(
                     kind: .failed, id: id, originalName: metadata?.originalName ?? "", httpStatus: nil,

@@ -168,4 +168,31 @@ final class ItemLifecycleTests: XCTestCase {
             item.handBack(now: t0),
             .handBack(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: t0))
     }
+
+    func testEachAction_carriesItsIndexRecord() {
+        var items = ItemIDGenerator(processTag: 1)
+        let id = items.next(at: t0, originalName: "a.txt")
+        var item = fresh()
+        let claim = item.claim()
+        XCTAssertEqual(claim.record(for: id), IndexRecord(.claim, id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)))
+        var copy = item
+        XCTAssertEqual(
+            copy.handBack(now: t0).record(for: id),
+            IndexRecord(.requeue, id, from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0)))
+        copy = item
+        XCTAssertEqual(copy.finish(.status(201), policy: policy, now: t0, unitRandom: 0).record(for: id).operation, .done)
+        copy = item
+        XCTAssertEqual(copy.finish(.status(400), policy: policy, now: t0, unitRandom: 0).record(for: id).operation, .fail)
+        XCTAssertEqual(
+            item.finish(.status(503), policy: policy, now: t0, unitRandom: 0).record(for: id),
+            IndexRecord(.requeue, id, from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1)))
+    }
+
+    func testQuarantine_parksThePendingItemInFailed_withItsAttemptsCounted() {
+        var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 2), notBefore: t0)
+        XCTAssertEqual(
+            item.quarantine(reason: "its payload changed size"),
+            .fail(from: ItemLocation(.pending, attempt: 2), to: ItemLocation(.failed, attempt: 2), reason: "its payload changed size"))
+        XCTAssertEqual(item.state, .failed)
+    }
 }
