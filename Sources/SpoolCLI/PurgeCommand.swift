@@ -36,7 +36,10 @@ struct PurgeCommand: SpooldCommand {
             guard item.location.state == .inflight, let pid = daemon else { return nil }
             return "\(item.id) is being uploaded by spoold (pid \(pid)); stop it first"
         }
-        let transitions = selection.items.map { SpoolTransition(IndexRecord(.purge, $0.id, from: $0.location, to: nil)) }
+        let now = context.clock.now()
+        let transitions = selection.items.map {
+            SpoolTransition(ItemLifecycle(location: $0.location, notBefore: now).purge().record(for: $0.id))
+        }
         return try selection.commit(transitions, on: spool, verb: "purged", context: context)
     }
 }

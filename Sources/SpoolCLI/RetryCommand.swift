@@ -50,8 +50,9 @@ struct RetryCommand: SpooldCommand {
                 m.failureReason = nil
                 metadata = m
             }
-            let to = ItemLocation(.pending, attempt: 0)
-            transitions.append(SpoolTransition(IndexRecord(.retry, item.id, from: item.location, to: to), metadata: metadata, notBefore: now))
+            var lifecycle = ItemLifecycle(location: item.location, notBefore: now)
+            let retry = lifecycle.retry(now: now)
+            transitions.append(SpoolTransition(retry.record(for: item.id), metadata: metadata, notBefore: now))
         }
         return try selection.commit(transitions, on: spool, verb: "retried", context: context)
     }

@@ -18,6 +18,10 @@ public struct ItemLifecycle: Equatable, Sendable {
         case handBack(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
         /// Give up: to failed/ with the attempt history.
         case fail(from: ItemLocation, to: ItemLocation, reason: String)
+        /// An operator's `spoold retry`: from failed/ back to pending/ with a fresh count, due at `notBefore`.
+        case retry(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
+        /// Delete the pair (`spoold purge`, or `--when-full drop-oldest`).
+        case purge(from: ItemLocation)
 
         /// The index record that makes this action durable (`index.wal`), so no caller builds one by hand.
         public func record(for id: ItemID) -> IndexRecord {
@@ -26,6 +30,8 @@ public struct ItemLifecycle: Equatable, Sendable {
             case .complete(let from, let to): IndexRecord(.done, id, from: from, to: to)
             case .requeue(let from, let to, _), .handBack(let from, let to, _): IndexRecord(.requeue, id, from: from, to: to)
             case .fail(let from, let to, _): IndexRecord(.fail, id, from: from, to: to)
+            case .retry(let from, let to, _): IndexRecord(.retry, id, from: from, to: to)
+            case .purge(let from): IndexRecord(.purge, id, from: from, to: nil)
             }
         }
     }
@@ -105,6 +111,18 @@ public struct ItemLifecycle: Equatable, Sendable {
         location = ItemLocation(.failed, attempt: from.attempt)
         return .fail(from: from, to: location, reason: reason)
     }
+
+    /// `spoold retry` of a failed item: back to pending/ as attempt 0, due at once.
+    public mutating func retry(now: Timestamp) -> Action {
+        precondition(location.state == .failed, "retry of an item in \(location)")
+        let from = location
+        location = ItemLocation(.pending, attempt: 0)
+        notBefore = now
+        return .retry(from: from, to: location, notBefore: now)
+    }
+
+    /// The item is deleted wherever it is (the caller checks that no upload of it is running).
+    public func purge() -> Action { .purge(from: location) }
 
     /// An item found in inflight/ at start-up: its attempt stays counted (RELIABILITY rule 7),
     /// and it may be tried again at once unless that attempt was its last.

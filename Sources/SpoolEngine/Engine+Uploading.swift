@@ -179,8 +179,8 @@ extension Engine {
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .failed, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size, reason: reason))
-            case .claimAndUpload:
-                preconditionFailure("finish never claims")
+            case .claimAndUpload, .retry, .purge:
+                preconditionFailure("finish neither claims, retries nor purges")
             }
             observers.uploadFinished(
                 id, outcome: outcome, size: metadata.size, seconds: upload.startedAt.seconds(until: now), stillQueued: items[id] != nil)

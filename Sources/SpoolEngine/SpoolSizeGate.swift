@@ -47,9 +47,9 @@ public final class SpoolSizeGate: EngineObserver {
     private func makeRoom(engine: Engine, now: Timestamp) throws {
         var drops: [SpoolTransition] = []
         while limit.mustDrop(queued: queue.total + reserved), let id = nextDroppable(engine) {
-            guard let location = engine.items[id]?.location else { continue }
+            guard let purge = engine.items[id]?.purge() else { continue }
             let itemSize = queue.size(of: id) ?? 0
-            drops.append(SpoolTransition(IndexRecord(.purge, id, from: location, to: nil)))
+            drops.append(SpoolTransition(purge.record(for: id)))
             engine.items[id] = nil
             engine.observers.itemDropped(id)
             log.warning("spool full (--max-spool-size \(limit.bytes) B): dropped the oldest pending item \(id) (\(itemSize) B) to make room")

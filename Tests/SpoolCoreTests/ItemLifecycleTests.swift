@@ -195,4 +195,15 @@ final class ItemLifecycleTests: XCTestCase {
             .fail(from: ItemLocation(.pending, attempt: 2), to: ItemLocation(.failed, attempt: 2), reason: "its payload changed size"))
         XCTAssertEqual(item.state, .failed)
     }
+
+    func testRetryAndPurge_areLifecycleEvents_withTheirRecords() {
+        var items = ItemIDGenerator(processTag: 1)
+        let id = items.next(at: t0, originalName: "a.txt")
+        var failed = ItemLifecycle(location: ItemLocation(.failed, attempt: 3), notBefore: t0)
+        XCTAssertEqual(failed.purge().record(for: id), IndexRecord(.purge, id, from: ItemLocation(.failed, attempt: 3), to: nil))
+        let retry = failed.retry(now: t0.adding(seconds: 5))
+        XCTAssertEqual(retry, .retry(from: ItemLocation(.failed, attempt: 3), to: ItemLocation(.pending, attempt: 0), notBefore: t0.adding(seconds: 5)))
+        XCTAssertEqual(retry.record(for: id), IndexRecord(.retry, id, from: ItemLocation(.failed, attempt: 3), to: ItemLocation(.pending, attempt: 0)))
+        XCTAssertTrue(failed.isDue(at: t0.adding(seconds: 5)), "a retried item is due at once")
+    }
 }
