@@ -33,6 +33,10 @@ public struct UploadOutcome: Equatable, Sendable {
     public var ruledClass: Class?
     /// Why the rules did not take a 2xx answer as success (`--success-json`), for the history.
     public var ruleFailure: String?
+    /// The transport cancelled the upload because it was told to (`cancelAll`: a second stop,
+    /// the end of `--max-time`'s grace): no answer about the item, so the engine hands the attempt
+    /// back. Set only by `cancelled`.
+    public private(set) var wasCancelled = false
 
     public init(
         httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
@@ -51,6 +55,13 @@ public struct UploadOutcome: Equatable, Sendable {
 
     public static func network(_ error: String, beforeSending: Bool = false) -> UploadOutcome {
         UploadOutcome(networkError: error, failedBeforeSending: beforeSending)
+    }
+
+    /// The upload was cancelled on request (`UploadTransport.cancelAll`).
+    public static var cancelled: UploadOutcome {
+        var outcome = UploadOutcome.network("cancelled")
+        outcome.wasCancelled = true
+        return outcome
     }
 
     /// spoold refuses to send (or to follow) the request: final, with `reason` in the history.

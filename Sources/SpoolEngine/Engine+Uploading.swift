@@ -132,7 +132,7 @@ extension Engine {
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             let action: ItemLifecycle.Action
-            if cancelling && outcome.networkError == "cancelled" {
+            if cancelling && outcome.wasCancelled {
                 action = lifecycle.handBack(now: now)
             } else {
                 action = lifecycle.finish(

@@ -49,8 +49,8 @@ public final class Engine {
     var runDeadline: Timestamp?
     /// Once stopped by the deadline: when uploads still in flight are cancelled.
     var cancelAt: Timestamp?
-    /// Uploads in flight were cancelled on purpose: their "cancelled" outcomes hand the attempts
-    /// back instead of counting them.
+    /// Uploads in flight were cancelled on purpose: their cancelled outcomes
+    /// (`UploadOutcome.wasCancelled`) hand the attempts back instead of counting them.
     var cancelling = false
 
     /// inotify watches, completions and stop requests (the kernel's, or a test's script).

@@ -225,7 +225,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let next: Next = state.withLock { state in
             guard let attempt = state.attempts[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
-            if attempt.cancelled { return .stop(.network("cancelled")) }
+            if attempt.cancelled { return .stop(.cancelled) }
             attempt.url = url
             return .go(attempt.request, contentDigest: attempt.contentDigest)
         }
@@ -253,7 +253,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let stillWanted: Next = state.withLock { state in
             guard let attempt = state.attempts[key] else { return .gone }
             if attempt.timedOut { return .stop(timeoutOutcome) }
-            if attempt.cancelled { return .stop(.network("cancelled")) }
+            if attempt.cancelled { return .stop(.cancelled) }
             attempt.task = task
             attempt.resetAnswer()
             state.keyByTask[task.taskIdentifier] = key
@@ -269,10 +269,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], received: Int64, response: URLResponse?, error: Error?) {
-        let found: (timedOut: Bool, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
+        let found: (timedOut: Bool, cancelled: Bool, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
             guard let attempt = state.attempts[key] else { return nil }
             attempt.task = nil
-            return (attempt.timedOut, attempt.hops, attempt.request.method, attempt.request.body)
+            return (attempt.timedOut, attempt.cancelled, attempt.hops, attempt.request.method, attempt.request.body)
         }
         guard let found else { return }
         if let failure = found.body.failure {
@@ -314,6 +314,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         }
         if found.timedOut {
             finish(key, timeoutOutcome)
+            return
+        }
+        if found.cancelled, (error as? URLError)?.code == .cancelled {
+            finish(key, .cancelled)  // by `cancelAll`: the engine hands the attempt back
             return
         }
         finish(key, URLSessionTransport.networkOutcome(error))

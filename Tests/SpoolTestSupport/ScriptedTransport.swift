@@ -63,7 +63,7 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
         next.completion(outcome)
     }
 
-    /// Answers every waiting request with "cancelled", as URLSession does.
+    /// Answers every waiting request as cancelled, as the real transports do.
     public func cancelAll() {
         let now = clock.now()
         let all = lock.withLock {
@@ -73,7 +73,7 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
         }
         for request in all {
             request.request.body.close()
-            request.completion(.network("cancelled"))
+            request.completion(.cancelled)
         }
     }
 }
