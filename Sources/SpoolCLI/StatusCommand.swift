@@ -59,7 +59,7 @@ struct StatusCommand: SpooldCommand {
         context.print("spool    \(spool.path)")
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
         if let outage {
-            context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): endpoint unreachable (\(outage.reason)); probing")
+            context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): \(outage.reason); probing")
         }
         context.print("incoming \(summary.incomingFiles) file(s), \(Output.bytes(summary.incomingBytes))")
         for row in rows where row.count > 0 || row.state != "done" {

@@ -1,0 +1,83 @@
+import Dispatch
+import SpoolCore
+import Synchronization
+
+/// Uploads to an S3-compatible store: signs each attempt (SigV4) and hands it to the HTTP
+/// transport underneath, then classes the answer by S3's error code.
+///
+/// A layer, not a second transport: the request is the one the engine built (its URL already
+/// the object's path-style or virtual-hosted URL), with the SigV4 headers added. The payload is
+/// hashed before the request — `x-amz-content-sha256`, which S3 checks against what arrives, so
+/// the hash doubles as an integrity check — and the signature is made right after, with the time
+/// of sending: every attempt, retries included, is signed fresh. Hashing runs on one serial queue
+/// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
+/// Credentials live only in `signer`; headers are never logged.
+public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
+    private let inner: any UploadTransport
+    private let signer: SigV4Signer
+    private let clock: any Clock
+    private let hashing = DispatchQueue(label: "spoold.transport.s3-payload")
+    /// Attempts still being hashed, with whether `cancelAll` asked them to stop.
+    private let waiting = Mutex<[Int: Bool]>([:])
+    private let nextKey = Mutex(0)
+
+    public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock) {
+        (self.inner, self.signer, self.clock) = (inner, signer, clock)
+    }
+
+    public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        guard let origin = HTTPOrigin(request.url) else {
+            completion(.refused("invalid upload URL '\(request.url)'"))
+            return
+        }
+        let key = nextKey.withLock { key in
+            key += 1
+            return key
+        }
+        waiting.withLock { $0[key] = false }
+        hashing.async { [self] in
+            let payloadHash: String
+            do {
+                payloadHash = SigV4Signer.hex(try FileDigest.sha256(of: request.blobPath, expectedSize: request.size))
+            } catch {
+                waiting.withLock { _ = $0.removeValue(forKey: key) }
+                completion(.network("could not hash the payload for S3: \(error)"))
+                return
+            }
+            guard waiting.withLock({ $0.removeValue(forKey: key) }) == false else {
+                completion(.network("cancelled"))
+                return
+            }
+            var signed = request
+            let (path, query) = S3SigningTransport.pathAndQuery(of: request.url)
+            let headers = signer.headers(
+                method: request.method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,
+                payloadHash: payloadHash, date: clock.now())
+            // A configured header of the same name must not replace a signed one.
+            let names = Set(headers.keys.map { $0.lowercased() })
+            signed.headers = signed.headers.filter { !names.contains($0.key.lowercased()) }
+            for (name, value) in headers { signed.headers[name] = value }
+            inner.start(signed) { outcome in completion(S3ErrorClassifier.judge(outcome)) }
+        }
+    }
+
+    public func cancelAll() {
+        waiting.withLock { all in for key in all.keys { all[key] = true } }
+        inner.cancelAll()
+    }
+
+    /// The `Host` header the HTTP client sends for `origin`: the port only when not the default.
+    static func hostHeader(_ origin: HTTPOrigin) -> String {
+        origin.port == (origin.scheme == "https" ? 443 : 80) ? origin.host : "\(origin.host):\(origin.port)"
+    }
+
+    /// The path (as sent, still percent-encoded) and the raw query of an absolute URL.
+    static func pathAndQuery(of url: String) -> (path: String, query: String) {
+        guard let schemeEnd = url.firstRange(of: "://") else { return ("/", "") }
+        let afterAuthority = url[schemeEnd.upperBound...].drop { $0 != "/" && $0 != "?" && $0 != "#" }
+        let withoutFragment = afterAuthority.prefix { $0 != "#" }
+        let path = withoutFragment.prefix { $0 != "?" }
+        let query = withoutFragment.dropFirst(path.count).dropFirst()
+        return (path.isEmpty ? "/" : String(path), String(query))
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import XCTest
+
+/// Uploads to a real S3 server (`rclone serve s3`, which checks every signature) through the
+/// built binary.
+final class S3Tests: XCTestCase {
+    /// The environment of a run: credentials as given, nothing from the machine's own AWS setup.
+    func environment(_ root: String, secret: String? = RcloneS3Server.secretKey) -> [String: String] {
+        [
+            "HOME": root, "AWS_ACCESS_KEY_ID": secret == nil ? "" : RcloneS3Server.accessKey,
+            "AWS_SECRET_ACCESS_KEY": secret ?? "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+            "AWS_SHARED_CREDENTIALS_FILE": "", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+            "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
+        ]
+    }
+
+    func testDrain_toRcloneS3_storesEveryObjectByteForByteUnderThePrefix() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/cam7/2026-11-23", withIntermediateDirectories: true)
+        let files: [(String, [UInt8])] = [
+            ("zero.bin", []), ("small file.txt", payload(17, seed: 21)), ("test$file+ünï.dat", payload(200_000, seed: 22)),
+            ("cam7/2026-11-23/fox.jpg", payload(5 << 20, seed: 23)),  // streamed from the file, not memory
+        ]
+        for (name, bytes) in files { try spool.drop(name, bytes) }
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/in coming/", "--s3-endpoint", server.endpoint,
+             "--settle", "0"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
+        XCTAssertEqual(server.keys("bucket"), files.map { "in coming/" + $0.0 }.sorted(), server.log)
+        for (name, bytes) in files {
+            let stored = try XCTUnwrap(server.object("bucket", "in coming/" + name), name)
+            XCTAssertTrue(stored == Data(bytes), "\(name) differs on rclone's disk")
+        }
+        XCTAssertEqual(spool.itemFiles, [])
+        XCTAssertTrue(result.stderr.contains("path-style addressing, credentials from the environment"), result.stderr)
+        XCTAssertFalse(result.stderr.contains(RcloneS3Server.secretKey), "the secret never reaches the log")
+    }
+
+    func testCredentialsFile_profileIsUsed() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        let file = spool.root + "/credentials"
+        try """
+            [default]
+            aws_access_key_id = AKIANOTTHISONE
+            aws_secret_access_key = wrong
+
+            [uploads]
+            aws_access_key_id = \(RcloneS3Server.accessKey)
+            aws_secret_access_key = \(RcloneS3Server.secretKey)
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        try spool.drop("a.txt", payload(10, seed: 1))
+        var env = environment(spool.root, secret: nil)
+        env["AWS_SHARED_CREDENTIALS_FILE"] = file
+        env["AWS_PROFILE"] = "uploads"
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/{id}/{name}", "--s3-endpoint", server.endpoint, "--settle", "0"],
+            environment: env)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
+        let keys = server.keys("bucket")
+        XCTAssertEqual(keys.count, 1)
+        XCTAssertTrue(keys.first?.hasSuffix("-a.txt/a.txt") == true, "\(keys)")
+        XCTAssertTrue(result.stderr.contains("credentials from \(file) [uploads]"), result.stderr)
+    }
+
+    /// A wrong secret would fail every item alike: uploads pause like an outage, no attempt is
+    /// burned, and the next drain with the right secret uploads on attempt 1.
+    func testWrongSecret_pausesAsAConfigurationProblem_noAttemptBurned() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        for i in 0..<3 { try spool.drop("w\(i).txt", payload(100 + i, seed: UInt64(30 + i))) }
+        let drain = try SpooldProcess(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/p/", "--s3-endpoint", server.endpoint, "--settle", "0",
+             "--max-attempts", "1", "--max-time", "3"],
+            environment: environment(spool.root, secret: "not-the-secret"))
+        addTeardownBlock { drain.signal(SIGKILL) }
+        XCTAssertTrue(waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: spool.path + "/outage") }, drain.readErr())
+        let status = try SpooldProcess.run(["status", "--spool", spool.path])
+        XCTAssertTrue(status.stdout.contains("S3 SignatureDoesNotMatch: a configuration problem"), status.stdout)
+        let result = try drain.wait(timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 5, "stopped at --max-time with items left: \(result.stderr)")
+        XCTAssertEqual(result.stderr.components(separatedBy: "endpoint refuses every upload").count - 1, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("S3 SignatureDoesNotMatch"), result.stderr)
+        XCTAssertEqual(spool.files(in: "failed"), [], "with --max-attempts 1, a burned attempt would have failed the item")
+        XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".a0.blob") }.count, 3, "\(spool.files(in: "pending"))")
+        XCTAssertEqual(server.keys("bucket"), [])
+
+        let again = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/p/", "--s3-endpoint", server.endpoint, "--settle", "0",
+             "--keep-done"],
+            environment: environment(spool.root))
+        XCTAssertEqual(again.exitCode, 0, again.stderr)
+        XCTAssertEqual(server.keys("bucket"), ["p/w0.txt", "p/w1.txt", "p/w2.txt"])
+        XCTAssertTrue(spool.files(in: "done").allSatisfy { $0.contains(".a1.") }, "\(spool.files(in: "done"))")
+    }
+
+    func testMissingBucket_pausesAsAConfigurationProblem() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        try spool.drop("m.txt", payload(10, seed: 4))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://no-such-bucket/", "--s3-endpoint", server.endpoint, "--settle", "0",
+             "--max-attempts", "1", "--max-time", "2"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("S3 NoSuchBucket: a configuration problem (the bucket does not exist)"), result.stderr)
+        XCTAssertEqual(spool.files(in: "failed"), [])
+        XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".a0.blob") }.count, 1)
+    }
+
+    // rclone serve s3 does not check the region a request is signed for, so the wrong-region
+    // case (AuthorizationHeaderMalformed on AWS) is covered by S3ErrorClassifierTests only.
+
+    func testMissingCredentials_isAUsageError() throws {
+        let spool = try TestSpool(self)
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:9"],
+            environment: environment(spool.root, secret: nil))
+        XCTAssertEqual(result.exitCode, 2, result.stderr)
+        XCTAssertTrue(result.stderr.contains("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), result.stderr)
+
+        var halfSet = environment(spool.root, secret: nil)
+        halfSet["AWS_ACCESS_KEY_ID"] = "AKIA"
+        let half = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "s3://bucket/"], environment: halfSet)
+        XCTAssertEqual(half.exitCode, 2, half.stderr)
+        XCTAssertTrue(half.stderr.contains("must be set together"), half.stderr)
+    }
+
+    func testS3Options_withoutAnS3URL_orWithPOST_areUsageErrors() throws {
+        let spool = try TestSpool(self)
+        let region = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:9/", "--s3-region", "eu-west-1"],
+            environment: environment(spool.root))
+        XCTAssertEqual(region.exitCode, 2, region.stderr)
+        XCTAssertTrue(region.stderr.contains("--s3-region needs an s3:// URL"), region.stderr)
+        let post = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--method", "POST"], environment: environment(spool.root))
+        XCTAssertEqual(post.exitCode, 2, post.stderr)
+        let bucket = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "s3://Bad_Bucket/"], environment: environment(spool.root))
+        XCTAssertEqual(bucket.exitCode, 2, bucket.stderr)
+        XCTAssertTrue(bucket.stderr.contains("is not an S3 bucket name"), bucket.stderr)
+    }
+
+    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+}
