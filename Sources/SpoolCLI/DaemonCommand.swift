@@ -123,7 +123,7 @@ struct DaemonCommand {
             guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
                 throw ArgumentError("--url '\(url)' is not an http://, https:// or s3:// URL", command: command)
             }
-            for option in ["s3-endpoint", "s3-region"] where arguments.value(option) != nil {
+            for option in ["s3-endpoint", "s3-region", "s3-part-size"] where arguments.value(option) != nil {
                 throw ArgumentError("--\(option) needs an s3:// URL", command: command)
             }
             if arguments.flag("s3-path-style") { throw ArgumentError("--s3-path-style needs an s3:// URL", command: command) }
@@ -230,7 +230,11 @@ struct DaemonCommand {
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
             redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
         let transport: any UploadTransport = s3.map {
-            S3SigningTransport(wrapping: http, signer: $0.signer, clock: context.clock)
+            S3SigningTransport(
+                wrapping: http, signer: $0.signer, clock: context.clock,
+                multipart: .init(
+                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout,
+                    idleSeconds: idleTimeout))
         } ?? http
         let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
         let engine = try Engine(

