@@ -177,8 +177,13 @@ final class S3MultipartUpload: @unchecked Sendable {
         task?.cancel()
     }
 
-    /// Aborts the upload (when one was created), then reports `outcome`.
+    /// Aborts the upload (when one was created), then reports `outcome`. The request is made
+    /// on `work`, never on the session's delegate queue this is called from.
     private func abortThenFinish(_ outcome: UploadOutcome) {
+        work.async { self.abort(then: outcome) }
+    }
+
+    private func abort(then outcome: UploadOutcome) {
         guard let origin = HTTPOrigin(request.url), state.withLock({ $0.uploadID != nil && !$0.cancelled }),
               let url = URL(string: request.url + "?" + uploadIDQuery)
         else {

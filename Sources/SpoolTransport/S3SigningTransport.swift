@@ -47,7 +47,19 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         (self.inner, self.signer, self.clock, self.multipart) = (inner, signer, clock, multipart)
         multipartSession = multipart.map {
             URLSessionTransport.makeSession(
-                concurrency: $0.concurrency, deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds, delegate: nil)
+                concurrency: $0.concurrency, deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds,
+                delegate: DecliningRedirects())
+        }
+    }
+
+    /// The multipart session follows no redirect (RELIABILITY rule 10): a 3xx ends the step
+    /// like any other answer that is not 2xx.
+    private final class DecliningRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
         }
     }
 

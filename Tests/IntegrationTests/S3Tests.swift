@@ -1,4 +1,6 @@
 import Foundation
+import SpoolCore
+import UploadReceiver
 import XCTest
 
 /// Uploads to a real S3 server (`rclone serve s3`, which checks every signature) through the
@@ -63,6 +65,43 @@ final class S3Tests: XCTestCase {
         XCTAssertEqual(log.components(separatedBy: "initiate multipart upload").count - 1, 1, log)
         XCTAssertEqual(log.components(separatedBy: "put multipart upload").count - 1, 3, log)
         XCTAssertEqual(log.components(separatedBy: "complete multipart upload").count - 1, 1, log)
+    }
+
+    /// A part that fails ends the attempt: the upload is aborted, and the next attempt starts a
+    /// new one from the first part, every request signed afresh over the bytes it carries.
+    func testFailedPart_abortsTheUpload_andTheRetryStartsOver() throws {
+        let ok = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>up+1/x</UploadId></InitiateMultipartUploadResult>",
+            headers: [("ETag", "\"etag\"")])
+        let slowDown = ScriptedResponse.status(503, body: "<Error><Code>SlowDown</Code></Error>")
+        let receiver = UploadReceiver(script: .sequence([ok, ok, slowDown], thenAlways: ok))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        let blob = payload((5 << 20) + 3, seed: 7)
+        try spool.drop("two parts.bin", blob)
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        let requests = receiver.requests
+        let object = "/bucket/k/two%20parts.bin"
+        XCTAssertEqual(requests.map { "\($0.method) \($0.target)" }, [
+            "POST \(object)?uploads=", "PUT \(object)?partNumber=1&uploadId=up%2B1%2Fx",
+            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "DELETE \(object)?uploadId=up%2B1%2Fx",
+            "POST \(object)?uploads=", "PUT \(object)?partNumber=1&uploadId=up%2B1%2Fx",
+            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "POST \(object)?uploadId=up%2B1%2Fx",
+        ])
+        for request in requests {
+            XCTAssertTrue(request.header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256 Credential=\(RcloneS3Server.accessKey)/") == true)
+            XCTAssertEqual(request.header("x-amz-content-sha256"), SigV4Signer.hex(SHA256.hash(request.body)), request.target)
+        }
+        let parts = requests.filter { $0.method == "PUT" }
+        XCTAssertEqual(parts[2].body + parts[3].body, blob)
+        XCTAssertTrue(String(decoding: requests[7].body, as: UTF8.self).contains("<PartNumber>2</PartNumber><ETag>\"etag\"</ETag>"))
     }
 
     func testPartSize_outOfS3sLimits_isAUsageError() throws {
