@@ -46,7 +46,7 @@ struct DaemonCommand {
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted.",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256).", defaultDescription: "4"),
@@ -100,7 +100,7 @@ struct DaemonCommand {
                 OptionSpec("metrics-file", valueName: "PATH",
                            help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
-            ] + (drain ? [
+            ] + S3Options.specs + (drain ? [
                 maximumTime,
                 .flag("progress", help: "Show a progress line (items, bytes, rate, ETA, retries waiting) on stderr, redrawn in place; the default when stderr is a terminal."),
                 .flag("no-progress", help: "No progress line, even on a terminal."),
@@ -125,6 +125,8 @@ struct DaemonCommand {
     var sizeLimit: SpoolSizeLimit?
     /// `drain` on a terminal (or `--progress`): the redrawn progress line.
     var progress: Bool
+    /// With `--url s3://...`: the store and the credentials each attempt is signed with.
+    var s3: S3Options?
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -134,8 +136,19 @@ struct DaemonCommand {
             throw ArgumentError("no upload URL: give --url URL or set SPOOLD_URL", command: command)
         }
         let lower = url.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
-            throw ArgumentError("--url '\(url)' is not an http:// or https:// URL", command: command)
+        if S3Target.isS3(url) {
+            s3 = try S3Options(url: url, arguments, environment: context.environment, command: command)
+            if arguments.value("form") != nil || (arguments.value("method").map { $0.uppercased() != "PUT" } ?? false) {
+                throw ArgumentError("--form and --method POST cannot be used with an s3:// URL (objects are sent with PUT)", command: command)
+            }
+        } else {
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
+                throw ArgumentError("--url '\(url)' is not an http://, https:// or s3:// URL", command: command)
+            }
+            for option in ["s3-endpoint", "s3-region", "s3-part-size"] where arguments.value(option) != nil {
+                throw ArgumentError("--\(option) needs an s3:// URL", command: command)
+            }
+            if arguments.flag("s3-path-style") { throw ArgumentError("--s3-path-style needs an s3:// URL", command: command) }
         }
         let method = (arguments.value("method") ?? "PUT").uppercased()
         guard method == "PUT" || method == "POST" else {
@@ -146,7 +159,7 @@ struct DaemonCommand {
             baseDelaySeconds: try arguments.seconds("retry-base", range: 0...86_400) ?? 1,
             maximumBackoffSeconds: try arguments.seconds("max-backoff", range: 0...604_800) ?? 300)
         configuration = EngineConfiguration(
-            url: URLTemplate(url), method: method,
+            url: s3?.urlTemplate ?? URLTemplate(url), method: method,
             concurrency: try arguments.int("concurrency", range: 1...256) ?? 4,
             policy: policy, keepDone: arguments.flag("keep-done"),
             settleSeconds: try arguments.seconds("settle", range: 0...86_400) ?? 2,
@@ -264,9 +277,16 @@ struct DaemonCommand {
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
         }
-        let transport = URLSessionTransport(
+        let http = URLSessionTransport(
             concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
             redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+        let transport: any UploadTransport = s3.map {
+            S3SigningTransport(
+                wrapping: http, signer: $0.signer, clock: context.clock,
+                multipart: .init(
+                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout,
+                    idleSeconds: idleTimeout))
+        } ?? http
         let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
         let engine = try Engine(
             spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
@@ -283,6 +303,7 @@ struct DaemonCommand {
         if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, queue: queue, path: metricsPath, log: log)) }
         if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
         let signals = SignalForwarder(engine.stopHandle)
+        if let s3 { log.info(s3.description) }
         log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
         // The lock is held until what is left has been counted.
         defer { withExtendedLifetime((lock, signals, transport)) {} }

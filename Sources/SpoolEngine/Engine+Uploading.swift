@@ -205,10 +205,13 @@ extension Engine {
                 }
             } else {
                 outage = Outage(since: now, reason: outcome.summary, nextProbe: now.adding(seconds: 1), probeInterval: 1, probeInFlight: false)
-                log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
+                // An answer that pauses uploads (an S3 configuration problem) is not "unreachable".
+                let what = outcome.httpStatus == nil ? "endpoint unreachable" : "endpoint refuses every upload"
+                let reason = "\(what) (\(outcome.summary))"
+                log.warning("\(reason); pausing uploads and probing, attempts are not counted")
                 do {
                     // Shown by 'spoold status'; the marker is readable by others, like the log.
-                    try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: outcome.summary)), in: spool)
+                    try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: reason)), in: spool)
                 } catch {
                     log.warning("cannot write \(spool.path)/\(OutageMarker.fileName) for 'spoold status': \(error)")
                 }

@@ -9,7 +9,7 @@ import SpoolSystem
 /// it is not fsynced, and a daemon removes a leftover one when it starts and when it stops.
 ///
 /// ```json
-/// {"reason": "connection refused", "since": "2026-11-21T14:10:03.123Z"}
+/// {"reason": "endpoint unreachable (connection refused)", "since": "2026-11-21T14:10:03.123Z"}
 /// ```
 public enum OutageMarker {
     public static let fileName = "outage"
