@@ -77,7 +77,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         let (offset, length) = plan.range(ofPart: number)
         let body: Data
         do {
-            body = try S3MultipartUpload.read(request.blobPath, offset: offset, length: length)
+            body = try S3MultipartUpload.read(request.body, offset: offset, length: length)
         } catch {
             abortThenFinish(.network("could not read part \(number) of the payload: \(error)"))
             return
@@ -216,18 +216,14 @@ final class S3MultipartUpload: @unchecked Sendable {
         var description: String
     }
 
-    /// `length` bytes of the file at `offset` (pread), or an error if the file is shorter.
-    static func read(_ path: String, offset: Int64, length: Int64) throws -> Data {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw ReadError(description: String(cString: strerror(errno))) }
-        defer { close(fd) }
+    /// `length` bytes of the blob at `offset`, read from the descriptor the spool opened (never a
+    /// path: a symlink swapped in after the claim is not followed), or an error if it is shorter.
+    static func read(_ blob: BlobBody, offset: Int64, length: Int64) throws -> Data {
         var bytes = Data(count: Int(length))
         var total = 0
         while total < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + total, $0.count - total, off_t(offset) + off_t(total)) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw ReadError(description: String(cString: strerror(errno))) }
-            if n == 0 { throw ReadError(description: "the payload is shorter than it was spooled") }
+            let n = bytes.withUnsafeMutableBytes { blob.read(into: $0.baseAddress! + total, count: $0.count - total, at: offset + Int64(total)) }
+            guard n > 0 else { throw ReadError(description: blob.failure ?? "the payload is shorter than it was spooled") }
             total += n
         }
         return bytes

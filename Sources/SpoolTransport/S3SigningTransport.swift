@@ -88,7 +88,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         hashing.async { [self] in
             let payloadHash: String
             do {
-                payloadHash = SigV4Signer.hex(try FileDigest.sha256(of: request.blobPath, expectedSize: request.size))
+                payloadHash = SigV4Signer.hex(try BodyDigest.sha256(of: [.blob(request.body)]))
             } catch {
                 waiting.withLock { _ = $0.removeValue(forKey: key) }
                 completion(.network("could not hash the payload for S3: \(error)"))
