@@ -1,0 +1,91 @@
+import CCurl
+import Dispatch
+import Glibc
+import SpoolCore
+import SpoolTransport
+
+/// Uploads with libcurl's multi interface (`--transport curl`), on one thread of its own.
+///
+/// The same contract as `URLSessionTransport`: one outcome per request with the same classes, an
+/// overall deadline per attempt (redirect hops included), an idle timeout, redirects decided by
+/// `RedirectPolicy` (libcurl never follows one itself), `Retry-After`, a bounded answer.
+/// Different underneath: the body streams from a descriptor (multipart framing included) with no
+/// copy, libcurl's own CPU cost, and `CurlOptions` (a private CA, a shared bandwidth limit).
+public final class CurlTransport: UploadTransport {
+    private let loop: CurlMultiLoop
+    private let digests = DispatchQueue(label: "spoold.curl.digests")
+
+    /// - Parameters:
+    ///   - deadlineSeconds: overall time one attempt may take, redirects included.
+    ///   - idleSeconds: longest silence (connect, or under one byte a second).
+    ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
+    public init(
+        deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
+        answerLimit: Int = 0, options: CurlOptions = CurlOptions()
+    ) {
+        loop = CurlMultiLoop(
+            deadlineSeconds: deadlineSeconds, idleSeconds: idleSeconds, redirects: redirects,
+            keep: max(CurlMultiLoop.excerptLength, answerLimit), answerLimit: answerLimit, options: options)
+    }
+
+    deinit { loop.stop() }
+
+    public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        guard HTTPOrigin(request.url) != nil else {
+            completion(.refused("invalid upload URL '\(request.url)'"))
+            return
+        }
+        // O_NONBLOCK: a FIFO put in place of the blob must not block the open; fstat rejects it.
+        let fd = open(request.blobPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            completion(.network("cannot read the blob: \(String(cString: strerror(errno)))"))
+            return
+        }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, Int64(status.st_size) == request.size else {
+            close(fd)
+            completion(.network("cannot read the blob: not a regular file of the spooled size (\(request.size) B)"))
+            return
+        }
+        let transfer = CurlTransfer(
+            request, descriptor: fd, deadline: .now() + loop.deadlineSeconds, keep: loop.keep, completion: completion)
+        guard let algorithm = request.contentDigest else {
+            loop.submit(transfer)
+            return
+        }
+        // Hashing is CPU-bound: never on the transfers' thread.
+        digests.async { [loop] in
+            do {
+                transfer.contentDigest = algorithm.headerValue(digest: try CurlTransport.sha256(of: transfer))
+            } catch {
+                completion(.network("could not compute the Content-Digest: \(error)"))
+                return
+            }
+            loop.submit(transfer)
+        }
+    }
+
+    public func cancelAll() { loop.cancelAll() }
+
+    struct DigestError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// SHA-256 of the exact body: framing and blob, read in 1 MiB pieces.
+    static func sha256(of transfer: CurlTransfer) throws -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(transfer.prefix)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < transfer.request.size {
+            let want = Int(min(Int64(buffer.count), transfer.request.size - offset))
+            let n = buffer.withUnsafeMutableBytes { pread(transfer.descriptor, $0.baseAddress, want, off_t(offset)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw DigestError(description: "the blob changed size while it was hashed") }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += Int64(n)
+        }
+        hasher.update(transfer.suffix)
+        return hasher.finalize()
+    }
+}
