@@ -25,6 +25,26 @@ final class CurlHTTPFaultTests: HTTPFaultTests {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.3, "the rate is shared, not per transfer")
     }
 
+    func testMaxTime_cancelsTheUploadOnTheCurlThread_andHandsItsAttemptBack() throws {
+        let receiver = UploadReceiver(script: .always(.faulted(.neverAnswer)))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("stuck.bin", payload(1000, seed: 8))
+        let started = Date()
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--transport", "curl",
+             "--max-time", "1", "--timeout", "60"], timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15.0, "cancelAll ends the transfer the server never answers")
+        XCTAssertTrue(result.stderr.contains("--max-time grace over: cancelling 1 upload(s)"), result.stderr)
+        let pending = spool.files(in: "pending")
+        XCTAssertEqual(pending.count, 2)
+        XCTAssertTrue(pending.allSatisfy { $0.contains(".a0.") }, "the cancelled attempt did not count: \(pending)")
+    }
+
     func testCurlOnlyOptions_withURLSession_areUsageErrors() throws {
         let spool = try TestSpool(self)
         for option in [["--cacert", "/etc/hostname"], ["--capath", "/etc"], ["--limit-rate", "1M"]] {
