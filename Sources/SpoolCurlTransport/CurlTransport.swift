@@ -3,6 +3,7 @@ import Dispatch
 import Glibc
 import SpoolCore
 import SpoolTransport
+import Synchronization
 
 /// Uploads with libcurl's multi interface (`--transport curl`), on one thread of its own.
 ///
@@ -14,6 +15,8 @@ import SpoolTransport
 public final class CurlTransport: UploadTransport {
     private let loop: CurlMultiLoop
     private let digests = DispatchQueue(label: "spoold.curl.digests")
+    /// Counts `cancelAll` calls: an attempt still being hashed when one came is cancelled too.
+    private let cancellations = Mutex(0)
 
     /// - Parameters:
     ///   - deadlineSeconds: overall time one attempt may take, redirects included.
@@ -54,18 +57,30 @@ public final class CurlTransport: UploadTransport {
             return
         }
         // Hashing is CPU-bound: never on the transfers' thread.
-        digests.async { [loop] in
+        let generation = cancellations.withLock { $0 }
+        digests.async { [self] in
             do {
                 transfer.contentDigest = algorithm.headerValue(digest: try CurlTransport.sha256(of: transfer))
             } catch {
                 completion(.network("could not compute the Content-Digest: \(error)"))
                 return
             }
-            loop.submit(transfer)
+            // Under the lock cancelAll takes: a cancel lands wholly before or after the submit.
+            let cancelled = self.cancellations.withLock { count in
+                guard count == generation else { return true }
+                loop.submit(transfer)
+                return false
+            }
+            if cancelled { completion(.network("cancelled")) }
         }
     }
 
-    public func cancelAll() { loop.cancelAll() }
+    public func cancelAll() {
+        cancellations.withLock { count in
+            count += 1
+            loop.cancelAll()
+        }
+    }
 
     struct DigestError: Error, CustomStringConvertible {
         var description: String
