@@ -2,6 +2,7 @@ import ArgumentKit
 import Dispatch
 import Glibc
 import SpoolCore
+import SpoolCurlTransport
 import SpoolEngine
 import SpoolStore
 import SpoolTransport
@@ -61,6 +62,15 @@ struct DaemonCommand {
                            defaultDescription: "300"),
                 OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
                            defaultDescription: "60"),
+                OptionSpec("transport", valueName: "NAME",
+                           help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, --cacert, --capath, --limit-rate). See README 'Transports'.",
+                           defaultDescription: "urlsession"),
+                OptionSpec("cacert", valueName: "FILE",
+                           help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA)."),
+                OptionSpec("capath", valueName: "DIR",
+                           help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash)."),
+                OptionSpec("limit-rate", valueName: "BYTES",
+                           help: "With --transport curl: upload at most BYTES per second in all, shared among the uploads at once; a K, M or G suffix multiplies by 1024."),
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win."),
                 OptionSpec("header-file", kind: .repeatedValue, valueName: "FILE",
@@ -127,6 +137,8 @@ struct DaemonCommand {
     var progress: Bool
     /// With `--url s3://...`: the store and the credentials each attempt is signed with.
     var s3: S3Options?
+    /// `--transport curl`: libcurl's options; nil: URLSession.
+    var curl: CurlOptions?
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -174,6 +186,7 @@ struct DaemonCommand {
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
+        curl = try DaemonCommand.curlOptions(arguments, command: command)
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -185,6 +198,56 @@ struct DaemonCommand {
             throw ArgumentError("--progress and --no-progress contradict each other", command: command)
         }
         progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
+    }
+
+    /// `--transport` and the options only libcurl has; they are refused with URLSession rather
+    /// than silently ignored (a private CA that is not used would fail every upload obscurely).
+    static func curlOptions(_ arguments: ParsedArguments, command: String) throws -> CurlOptions? {
+        let name = (arguments.value("transport") ?? "urlsession").lowercased()
+        guard name == "curl" || name == "urlsession" else {
+            throw ArgumentError("--transport must be curl or urlsession, not '\(arguments.value("transport")!)'", command: command)
+        }
+        guard name == "curl" else {
+            for option in ["cacert", "capath", "limit-rate"] where arguments.value(option) != nil {
+                throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
+            }
+            return nil
+        }
+        var options = CurlOptions()
+        if let file = arguments.value("cacert") {
+            guard access(file, R_OK) == 0 else { throw ArgumentError("--cacert '\(file)' is not a readable file", command: command) }
+            options.caFile = file
+        }
+        if let directory = arguments.value("capath") {
+            var status = stat()
+            guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw ArgumentError("--capath '\(directory)' is not a directory", command: command)
+            }
+            options.caPath = directory
+        }
+        if let text = arguments.value("limit-rate") {
+            guard let rate = DaemonCommand.byteRate(text) else {
+                throw ArgumentError("--limit-rate '\(text)' is not a number of bytes per second (e.g. 500K, 2M)", command: command)
+            }
+            options.limitRate = rate
+        }
+        return options
+    }
+
+    /// `1000`, `500K`, `2M`, `1G` (1024-based, as curl's own --limit-rate); at least 1.
+    static func byteRate(_ text: String) -> Int64? {
+        var digits = Substring(text)
+        var factor: Int64 = 1
+        switch text.last.map({ Character($0.uppercased()) }) {
+        case "K": factor = 1 << 10
+        case "M": factor = 1 << 20
+        case "G": factor = 1 << 30
+        default: break
+        }
+        if factor > 1 { digits = digits.dropLast() }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(digits), value > 0,
+              value <= Int64.max / factor else { return nil }
+        return value * factor
     }
 
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
@@ -277,9 +340,17 @@ struct DaemonCommand {
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
         }
-        let http = URLSessionTransport(
-            concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-            redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+        let http: any UploadTransport
+        if let curl {
+            http = CurlTransport(
+                deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,
+                answerLimit: configuration.outcomeRules.answerBytesNeeded, options: curl)
+        } else {
+            http = URLSessionTransport(
+                concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
+                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+        }
+        // S3 signs each attempt, then hands it to the HTTP transport (multipart steps use URLSession).
         let transport: any UploadTransport = s3.map {
             S3SigningTransport(
                 wrapping: http, signer: $0.signer, clock: context.clock,
@@ -304,7 +375,7 @@ struct DaemonCommand {
         if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
         let signals = SignalForwarder(engine.stopHandle)
         if let s3 { log.info(s3.description) }
-        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
+        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
         // The lock is held until what is left has been counted.
         defer { withExtendedLifetime((lock, signals, transport)) {} }
         let summary: RunSummary
