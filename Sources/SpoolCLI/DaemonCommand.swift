@@ -4,6 +4,7 @@ import Glibc
 import SpoolCore
 import SpoolEngine
 import SpoolStore
+import SpoolSystem
 import SpoolTransport
 
 /// `spoold run` and `spoold drain`: the same engine, one waits for more files, one exits when done.
@@ -21,6 +22,7 @@ struct DaemonCommand {
                 spool for the next run or drain. After a signal, uploads in progress finish (a second
                 signal cancels them); after --max-time they get 10 s (or --max-time, if shorter),
                 then are cancelled. A cancelled upload's attempt is handed back uncounted.
+                A recycle (--recycle-after) does not end the drain: its counts and --max-time go on.
                 Exit codes:
                   0  every item was uploaded
                   1  some items ended in failed/ during this drain (see 'spoold ls failed')
@@ -33,6 +35,10 @@ struct DaemonCommand {
                 On SIGTERM or SIGINT spoold stops taking work, lets uploads in progress finish (their
                 outcome is recorded as usual), and exits 0. A second signal cancels them; their
                 attempts are handed back uncounted.
+                Every --recycle-after requests spoold re-executes itself at a quiet moment: it takes
+                no new work, lets uploads in flight finish (30 s at most, then hands them back),
+                and execs itself with the same pid, arguments and environment, keeping the spool
+                lock; a signal sent meanwhile is kept for the new image.
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
@@ -69,6 +75,9 @@ struct DaemonCommand {
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old.",
                            defaultDescription: "2"),
+                OptionSpec("recycle-after", valueName: "N",
+                           help: "Re-execute spoold after N requests (same pid, lock held; uploads in flight finish first) to give back memory URLSession keeps; 0 never.",
+                           defaultDescription: "100000"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
             ] + (drain ? [maximumTime] : []),
@@ -116,7 +125,8 @@ struct DaemonCommand {
             formField: try DaemonCommand.formField(arguments, command: command),
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
             credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
-            maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil)
+            maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil,
+            recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 100_000)
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
@@ -141,24 +151,63 @@ struct DaemonCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         signal(SIGPIPE, SIG_IGN)
+        // First, before URLSession starts threads: they inherit the blocked mask.
+        let signals = try StopSignals()
+        // What this process was given (a supervisor's pipe, say) is passed on by a recycle.
+        let inherited = ProcessImage.inheritedDescriptors()
         var log = context.log
         if verbose { log.minimumLevel = .debug }
+        var handoff = context.environment[RecycleHandoff.variable].flatMap(RecycleHandoff.init(parsing:))
         let spool = try Spool(path: spoolPath)
-        let lock = try SpoolLock(spool: spool)
+        let lock = try SpoolLock(spool: spool, inherited: handoff.map { FileDescriptor(rawValue: $0.lockDescriptor) })
         // A marker left by a daemon that died mid-outage says nothing about now.
         OutageMarker.remove(in: spool)
         defer { OutageMarker.remove(in: spool) }
-        let transport = URLSessionTransport(
-            concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-            redirects: redirects)
-        let engine = try Engine(
-            spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-            processTag: UInt64.random(in: 0...UInt64.max))
-        let signals = SignalForwarder(engine.stopHandle)
-        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
-        // The lock is held until what is left has been counted.
-        defer { withExtendedLifetime((lock, signals, transport)) {} }
-        let summary = try engine.run()
+        while true {
+            let transport = URLSessionTransport(
+                concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
+                redirects: redirects)
+            let engine = try Engine(
+                spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
+                processTag: UInt64.random(in: 0...UInt64.max))
+            engine.stopSignals = signals
+            let startedAt = handoff?.startedAt ?? context.clock.now()
+            if let handoff {
+                engine.resume(from: handoff.summary, startedAt: startedAt)
+                log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
+            } else {
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
+            }
+            // The lock is held until what is left has been counted.
+            let summary = try withExtendedLifetime(transport) { try engine.run() }
+            if summary.stop == .recycle {
+                let next = RecycleHandoff(
+                    lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
+                    startedAt: startedAt, summary: summary)
+                recycle(next, requests: engine.requestsStarted, keep: inherited, log: log)
+                // Only if execve failed: carry on in this process.
+                handoff = next
+                continue
+            }
+            withExtendedLifetime((lock, signals)) {}
+            return try finish(summary, spool: spool, log: log)
+        }
+    }
+
+    /// Re-executes this program (same pid, arguments and environment, plus the handoff) to give
+    /// back what URLSession keeps; the spool lock's descriptor is kept open, so the lock never
+    /// lapses, and SIGTERM/SIGINT stay blocked, so one sent meanwhile waits for the new image.
+    /// Returns only if execve failed.
+    func recycle(_ handoff: RecycleHandoff, requests: Int, keep inherited: Set<Int32>, log: EventLog) {
+        let rss = ProcessImage.residentKilobytes().map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MiB" } ?? "unknown"
+        log.info("recycling after \(requests) requests (RSS \(rss)): re-executing spoold, recycle \(handoff.generation)")
+        let prefix = RecycleHandoff.variable + "="
+        let environment = ProcessImage.environment().filter { !$0.hasPrefix(prefix) } + [prefix + handoff.encoded]
+        let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(inherited.union([handoff.lockDescriptor])))
+        log.warning("cannot re-execute for the recycle (\(error)); carrying on in this process")
+    }
+
+    func finish(_ summary: RunSummary, spool: Spool, log: EventLog) throws -> ExitCode {
         guard drain else {
             log.info("stopped: \(summary.line)")
             return .success
@@ -182,21 +231,17 @@ struct DaemonCommand {
     }
 }
 
-/// Turns SIGTERM and SIGINT into stop requests (the default action would kill mid-transition).
-final class SignalForwarder {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable () -> Void) {
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
+extension RecycleHandoff {
+    fileprivate init(lockDescriptor: Int32, generation: Int, startedAt: Timestamp, summary: RunSummary) {
+        self.init(
+            lockDescriptor: lockDescriptor, generation: generation, startedAt: startedAt, ingested: summary.ingested,
+            uploaded: summary.uploaded, failed: summary.failed, retried: summary.retried)
     }
 
-    deinit { for source in sources { source.cancel() } }
+    /// The counts of the run so far, for the next image's engine.
+    fileprivate var summary: RunSummary {
+        var summary = RunSummary()
+        (summary.ingested, summary.uploaded, summary.failed, summary.retried) = (ingested, uploaded, failed, retried)
+        return summary
+    }
 }
