@@ -77,7 +77,7 @@ struct DaemonCommand {
                            defaultDescription: "2"),
                 OptionSpec("recycle-after", valueName: "N",
                            help: "Re-execute spoold after N requests (same pid, lock held; uploads in flight finish first) to give back memory URLSession keeps; 0 never.",
-                           defaultDescription: "100000"),
+                           defaultDescription: "50000"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
             ] + (drain ? [maximumTime] : []),
@@ -126,7 +126,7 @@ struct DaemonCommand {
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
             credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
             maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil,
-            recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 100_000)
+            recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 50_000)
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60

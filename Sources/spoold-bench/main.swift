@@ -317,7 +317,8 @@ func feed(_ arguments: Arguments) {
         follower.poll()
         guard let rss = residentKiB(of: pid) else { fail("daemon \(pid) is gone after \(follower.lines) uploads") }
         if rssAtSample == nil, follower.lines >= sampleAt { rssAtSample = rss }
-        if rssAtSample != nil { rangeAfter = (min(rangeAfter?.low ?? rss, rss), max(rangeAfter?.high ?? rss, rss)) }
+        // A sample taken during a recycle's execve sees the new image before it has loaded.
+        if rssAtSample != nil, rss >= 8192 { rangeAfter = (min(rangeAfter?.low ?? rss, rss), max(rangeAfter?.high ?? rss, rss)) }
     }
     while follower.lines < count {
         while written < count, written - follower.lines < backlog {
