@@ -5,6 +5,7 @@ import SpoolCore
 import SpoolCurlTransport
 import SpoolEngine
 import SpoolStore
+import SpoolSystem
 import SpoolTransport
 
 /// `spoold run` and `spoold drain`: the same engine, one waits for more files, one exits when done.
@@ -24,6 +25,7 @@ struct DaemonCommand {
                 then are cancelled. A cancelled upload's attempt is handed back uncounted.
                 A full spool file system pauses taking files in (they wait in incoming/; 'spoold status'
                 shows it) while uploads, which free space, go on.
+                A recycle (--recycle-after) does not end the drain: its counts and --max-time go on.
                 Exit codes:
                   0  every item was uploaded
                   1  some items ended in failed/ during this drain (see 'spoold ls failed')
@@ -41,6 +43,10 @@ struct DaemonCommand {
                 Under systemd (NOTIFY_SOCKET set) it reports READY=1 after start-up recovery, STATUS=
                 with the queue, WATCHDOG=1 every half WATCHDOG_USEC and STOPPING=1 (see
                 contrib/spoold.service).
+                Every --recycle-after requests spoold re-executes itself at a quiet moment: it takes
+                no new work, lets uploads in flight finish (30 s at most, then hands them back),
+                and execs itself with the same pid, arguments and environment, keeping the spool
+                lock; a signal sent meanwhile is kept for the new image.
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
@@ -101,6 +107,9 @@ struct DaemonCommand {
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
+                OptionSpec("recycle-after", valueName: "N",
+                           help: "Re-execute spoold after N requests (same pid, lock held; uploads in flight finish first) to give back memory URLSession keeps; 0 never.",
+                           defaultDescription: "50000"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
                            help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
@@ -181,7 +190,8 @@ struct DaemonCommand {
             credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
             maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil,
             outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
-            contentDigest: try DaemonCommand.contentDigest(arguments, command: command))
+            contentDigest: try DaemonCommand.contentDigest(arguments, command: command),
+            recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 50_000)
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
@@ -326,11 +336,16 @@ struct DaemonCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         signal(SIGPIPE, SIG_IGN)
+        // First, before URLSession starts threads: they inherit the blocked mask.
+        let signals = try StopSignals()
+        // What this process was given (a supervisor's pipe, say) is passed on by a recycle.
+        let inherited = ProcessImage.inheritedDescriptors()
         var log = context.log
         if verbose { log.minimumLevel = .debug }
         if progress { log.linePrefix = DrainProgress.redrawPrefix }
+        var handoff = context.environment[RecycleHandoff.variable].flatMap(RecycleHandoff.init(parsing:))
         let spool = try Spool(path: spoolPath)
-        let lock = try SpoolLock(spool: spool)
+        let lock = try SpoolLock(spool: spool, inherited: handoff.map { FileDescriptor(rawValue: $0.lockDescriptor) })
         // Markers left by a daemon that died mid-outage (or full) say nothing about now.
         OutageMarker.remove(in: spool)
         IntakeMarker.remove(in: spool)
@@ -340,6 +355,51 @@ struct DaemonCommand {
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
         }
+        if let s3, handoff == nil { log.info(s3.description) }
+        while true {
+            let transport = makeTransport(context: context)
+            let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
+            let engine = try Engine(
+                spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
+                processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
+            engine.stopSignals = signals
+            addObservers(to: engine, spool: spool, context: context, log: log)
+            let startedAt = handoff?.startedAt ?? context.clock.now()
+            if let handoff {
+                engine.resume(from: handoff.summary, startedAt: startedAt)
+                log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
+            } else {
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
+            }
+            let summary: RunSummary
+            do {
+                summary = try withExtendedLifetime(transport) { try engine.run() }
+            } catch {
+                // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
+                hookRunner?.finish(waitingAtMostSeconds: 0)
+                throw error
+            }
+            // Hooks already queued run before exit or a recycle, each bounded by its timeout; the
+            // wait as a whole is bounded too (what is left is killed or skipped, and logged).
+            hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
+            if summary.stop == .recycle {
+                let next = RecycleHandoff(
+                    lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
+                    startedAt: startedAt, summary: summary)
+                recycle(next, requests: engine.requestsStarted, keep: inherited, log: log)
+                // Only if execve failed: carry on in this process.
+                handoff = next
+                continue
+            }
+            // The lock is held until what is left has been counted.
+            defer { withExtendedLifetime((lock, signals)) {} }
+            return try finish(summary, spool: spool, log: log)
+        }
+    }
+
+    /// The HTTP transport (URLSession, or libcurl with `--transport curl`), wrapped by the S3
+    /// signer with `--url s3://...`.
+    func makeTransport(context: CommandContext) -> any UploadTransport {
         let http: any UploadTransport
         if let curl {
             http = CurlTransport(
@@ -351,17 +411,18 @@ struct DaemonCommand {
                 redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
         }
         // S3 signs each attempt, then hands it to the HTTP transport (multipart steps use URLSession).
-        let transport: any UploadTransport = s3.map {
+        return s3.map {
             S3SigningTransport(
                 wrapping: http, signer: $0.signer, clock: context.clock,
                 multipart: .init(
                     partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout,
                     idleSeconds: idleTimeout))
         } ?? http
-        let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
-        let engine = try Engine(
-            spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-            processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
+    }
+
+    /// What watches the engine without steering it (metrics, systemd, progress) and the size
+    /// limit's gate. Made anew with each engine, so after a recycle the metrics' counters restart.
+    func addObservers(to engine: Engine, spool: Spool, context: CommandContext, log: EventLog) {
         // Queued bytes are tracked (one stat per queued blob at start) only when something needs them.
         let queue = QueueBytes(spool: spool)
         if metricsPath != nil || sizeLimit != nil || progress { engine.observers.add(queue) }
@@ -373,22 +434,22 @@ struct DaemonCommand {
         }
         if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, queue: queue, path: metricsPath, log: log)) }
         if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
-        let signals = SignalForwarder(engine.stopHandle)
-        if let s3 { log.info(s3.description) }
-        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
-        // The lock is held until what is left has been counted.
-        defer { withExtendedLifetime((lock, signals, transport)) {} }
-        let summary: RunSummary
-        do {
-            summary = try engine.run()
-        } catch {
-            // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
-            hookRunner?.finish(waitingAtMostSeconds: 0)
-            throw error
-        }
-        // Hooks already queued run before exit, each bounded by its timeout; the wait as a whole
-        // is bounded too (what is left is killed or skipped, and logged).
-        hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
+    }
+
+    /// Re-executes this program (same pid, arguments and environment, plus the handoff) to give
+    /// back what URLSession keeps; the spool lock's descriptor is kept open, so the lock never
+    /// lapses, and SIGTERM/SIGINT stay blocked, so one sent meanwhile waits for the new image.
+    /// Returns only if execve failed.
+    func recycle(_ handoff: RecycleHandoff, requests: Int, keep inherited: Set<Int32>, log: EventLog) {
+        let rss = ProcessImage.residentKilobytes().map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MiB" } ?? "unknown"
+        log.info("recycling after \(requests) requests (RSS \(rss)): re-executing spoold, recycle \(handoff.generation)")
+        let prefix = RecycleHandoff.variable + "="
+        let environment = ProcessImage.environment().filter { !$0.hasPrefix(prefix) } + [prefix + handoff.encoded]
+        let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(inherited.union([handoff.lockDescriptor])))
+        log.warning("cannot re-execute for the recycle (\(error)); carrying on in this process")
+    }
+
+    func finish(_ summary: RunSummary, spool: Spool, log: EventLog) throws -> ExitCode {
         guard drain else {
             log.info("stopped: \(summary.line)")
             return .success
@@ -412,21 +473,17 @@ struct DaemonCommand {
     }
 }
 
-/// Turns SIGTERM and SIGINT into stop requests (the default action would kill mid-transition).
-final class SignalForwarder {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable () -> Void) {
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
+extension RecycleHandoff {
+    fileprivate init(lockDescriptor: Int32, generation: Int, startedAt: Timestamp, summary: RunSummary) {
+        self.init(
+            lockDescriptor: lockDescriptor, generation: generation, startedAt: startedAt, ingested: summary.ingested,
+            uploaded: summary.uploaded, failed: summary.failed, retried: summary.retried)
     }
 
-    deinit { for source in sources { source.cancel() } }
+    /// The counts of the run so far, for the next image's engine.
+    fileprivate var summary: RunSummary {
+        var summary = RunSummary()
+        (summary.ingested, summary.uploaded, summary.failed, summary.retried) = (ingested, uploaded, failed, retried)
+        return summary
+    }
 }

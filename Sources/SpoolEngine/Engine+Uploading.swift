@@ -121,6 +121,7 @@ extension Engine {
         }
         log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
         let inbox = self.inbox
+        requestsStarted += 1
         transport.start(request) { outcome in inbox.post(id, outcome) }
     }
 

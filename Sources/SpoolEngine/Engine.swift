@@ -49,6 +49,12 @@ public final class Engine {
     /// Uploads in flight were cancelled on purpose: their "cancelled" outcomes hand the attempts
     /// back instead of counting them.
     var cancelling = false
+    /// Requests started by this engine, for `configuration.recycleAfterRequests`.
+    public internal(set) var requestsStarted = 0
+    /// When the run began: `drain --max-time` counts from here (across recycles, too).
+    var runStartedAt: Timestamp?
+    /// SIGTERM/SIGINT as a descriptor the loop polls; each one read is a stop request.
+    public var stopSignals: StopSignals?
 
     let watcher: InotifyWatcher
     var incomingWatch: Int32 = -1
@@ -122,10 +128,25 @@ public final class Engine {
 
     var stopLevel: Int { inbox.stopLevel }
 
+    /// Continues a run an earlier image of this process began (a recycle): its counts go on from
+    /// `summary`, and `drain --max-time` counts from `startedAt`.
+    public func resume(from summary: RunSummary, startedAt: Timestamp) {
+        self.summary = summary
+        self.summary.stop = nil
+        runStartedAt = startedAt
+    }
+
+    /// Reads stop signals that arrived (each one is a stop request).
+    func takeStopSignals() {
+        guard let stopSignals else { return }
+        for _ in 0..<stopSignals.take() { inbox.requestStop() }
+    }
+
     /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did.
     public func run() throws -> RunSummary {
         // Counted from the start: recovery of a large spool is part of the time allowed.
-        runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
+        let startedAt = runStartedAt ?? clock.now()
+        runDeadline = configuration.maximumRunSeconds.map { startedAt.adding(seconds: $0) }
         try recover()
         incomingWatch = try watcher.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
         incomingFolders[incomingWatch] = ""
@@ -137,6 +158,7 @@ public final class Engine {
         observers.engineStarted(self, now: clock.now())
         while true {
             let now = clock.now()
+            takeStopSignals()
             noteStop(now: now)
             var round = Round()
             collectFinished(now: now, into: &round)
@@ -147,11 +169,12 @@ public final class Engine {
                 try collectClaims(now: now, into: &round)
             }
             try commitRound(round, now: now)
+            if !stopping { noteRecycleDue(now: now) }
             if stopping {
                 if uploads.isEmpty { break }
                 if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
                     log.info(
-                        (stopLevel > 1 ? "second stop request" : "--max-time grace over")
+                        (stopLevel > 1 ? "second stop request" : summary.stop == .recycle ? "recycle grace over" : "--max-time grace over")
                             + ": cancelling \(uploads.count) upload(s); their attempts are handed back")
                     cancelling = true
                     transport.cancelAll()
@@ -161,7 +184,7 @@ public final class Engine {
             }
             try compactIndexIfLarge()
             let timeout = observers.timeout(self, now: now, milliseconds: stopping ? stopPollTimeout(now: now) : pollTimeout(now: now))
-            _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeout)
+            _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD] + (stopSignals.map { [$0.fd] } ?? []), timeoutMilliseconds: timeout)
             inbox.wakeup.drain()
         }
         try spool.drainRemovals()
@@ -169,17 +192,33 @@ public final class Engine {
         return summary
     }
 
-    /// Records the first reason to stop: a stop request, or `drain --max-time` reached.
+    /// Records the first reason to stop: a stop request, `drain --max-time` reached, or a
+    /// recycle due. A stop request or the time limit overrides a recycle under way (the process
+    /// then ends instead of re-executing), keeping the cancel time the recycle already set.
     func noteStop(now: Timestamp) {
-        guard summary.stop == nil else { return }
+        guard summary.stop == nil || summary.stop == .recycle else { return }
         if stopLevel > 0 {
             summary.stop = .requested
+            cancelAt = nil  // uploads finish; a second request cancels them
         } else if let deadline = runDeadline, now >= deadline, let grace = configuration.stopGraceSeconds {
             summary.stop = .timeLimit
-            cancelAt = now.adding(seconds: grace)
+            cancelAt = min(cancelAt ?? now.adding(seconds: grace), now.adding(seconds: grace))
             log.info(
                 "--max-time \(formatSeconds(configuration.maximumRunSeconds ?? 0)) reached: taking no new work"
                     + (uploads.isEmpty ? "" : "; \(uploads.count) upload(s) in flight get \(formatSeconds(grace)) to finish"))
+        }
+    }
+
+    /// A recycle is due once `recycleAfterRequests` requests were started: take no new work, give
+    /// uploads in flight `recycleGraceSeconds`, then return `Stop.recycle`.
+    func noteRecycleDue(now: Timestamp) {
+        guard summary.stop == nil, configuration.recycleAfterRequests > 0,
+              requestsStarted >= configuration.recycleAfterRequests
+        else { return }
+        summary.stop = .recycle
+        cancelAt = now.adding(seconds: configuration.recycleGraceSeconds)
+        if !uploads.isEmpty {
+            log.debug("recycle due after \(requestsStarted) requests: waiting for \(uploads.count) upload(s) in flight")
         }
     }
 
