@@ -5,7 +5,9 @@
 //   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, leases, inotify, flock);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
-//   SpoolTransport  URLSession uploads and the wall clock.
+//   SpoolTransport  the transport protocol, URLSession uploads and the wall clock.
+//   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
+//                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
 //   ArgumentKit     our small command-line parser (no package dependencies allowed).
 //   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
@@ -30,6 +32,11 @@ let package = Package(
         .target(name: "SpoolSystem", dependencies: ["CSpoolShims"], swiftSettings: swiftSettings),
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         .target(name: "SpoolTransport", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
+        // Headers: Debian's libcurl4-openssl-dev (scripts/test and scripts/try install it).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(
+            name: "SpoolCurlTransport", dependencies: ["CCurl", "SpoolCore", "SpoolTransport"],
+            swiftSettings: swiftSettings),
         .target(
             name: "SpoolEngine",
             dependencies: ["SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport"],
@@ -37,7 +44,10 @@ let package = Package(
         .target(name: "ArgumentKit", swiftSettings: swiftSettings),
         .target(
             name: "SpoolCLI",
-            dependencies: ["ArgumentKit", "SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "SpoolEngine"],
+            dependencies: [
+                "ArgumentKit", "SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "SpoolCurlTransport",
+                "SpoolEngine",
+            ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "spoold", dependencies: ["SpoolCLI"], swiftSettings: swiftSettings),
         .target(name: "UploadReceiver", swiftSettings: swiftSettings),

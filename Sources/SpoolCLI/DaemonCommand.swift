@@ -2,8 +2,10 @@ import ArgumentKit
 import Dispatch
 import Glibc
 import SpoolCore
+import SpoolCurlTransport
 import SpoolEngine
 import SpoolStore
+import SpoolSystem
 import SpoolTransport
 
 /// `spoold run` and `spoold drain`: the same engine, one waits for more files, one exits when done.
@@ -23,6 +25,7 @@ struct DaemonCommand {
                 then are cancelled. A cancelled upload's attempt is handed back uncounted.
                 A full spool file system pauses taking files in (they wait in incoming/; 'spoold status'
                 shows it) while uploads, which free space, go on.
+                A recycle (--recycle-after) does not end the drain: its counts and --max-time go on.
                 Exit codes:
                   0  every item was uploaded
                   1  some items ended in failed/ during this drain (see 'spoold ls failed')
@@ -40,13 +43,17 @@ struct DaemonCommand {
                 Under systemd (NOTIFY_SOCKET set) it reports READY=1 after start-up recovery, STATUS=
                 with the queue, WATCHDOG=1 every half WATCHDOG_USEC and STOPPING=1 (see
                 contrib/spoold.service).
+                Every --recycle-after requests spoold re-executes itself at a quiet moment: it takes
+                no new work, lets uploads in flight finish (30 s at most, then hands them back),
+                and execs itself with the same pid, arguments and environment, keeping the spool
+                lock; a signal sent meanwhile is kept for the new image.
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted.",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256).", defaultDescription: "4"),
@@ -61,6 +68,15 @@ struct DaemonCommand {
                            defaultDescription: "300"),
                 OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
                            defaultDescription: "60"),
+                OptionSpec("transport", valueName: "NAME",
+                           help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, --cacert, --capath, --limit-rate). See README 'Transports'.",
+                           defaultDescription: "urlsession"),
+                OptionSpec("cacert", valueName: "FILE",
+                           help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA)."),
+                OptionSpec("capath", valueName: "DIR",
+                           help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash)."),
+                OptionSpec("limit-rate", valueName: "BYTES",
+                           help: "With --transport curl: upload at most BYTES per second in all, shared among the uploads at once; a K, M or G suffix multiplies by 1024."),
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win."),
                 OptionSpec("header-file", kind: .repeatedValue, valueName: "FILE",
@@ -91,6 +107,9 @@ struct DaemonCommand {
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
+                OptionSpec("recycle-after", valueName: "N",
+                           help: "Re-execute spoold after N requests (same pid, lock held; uploads in flight finish first) to give back memory URLSession keeps; 0 never.",
+                           defaultDescription: "50000"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
                            help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
@@ -100,7 +119,7 @@ struct DaemonCommand {
                 OptionSpec("metrics-file", valueName: "PATH",
                            help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
-            ] + (drain ? [
+            ] + S3Options.specs + (drain ? [
                 maximumTime,
                 .flag("progress", help: "Show a progress line (items, bytes, rate, ETA, retries waiting) on stderr, redrawn in place; the default when stderr is a terminal."),
                 .flag("no-progress", help: "No progress line, even on a terminal."),
@@ -125,6 +144,10 @@ struct DaemonCommand {
     var sizeLimit: SpoolSizeLimit?
     /// `drain` on a terminal (or `--progress`): the redrawn progress line.
     var progress: Bool
+    /// With `--url s3://...`: the store and the credentials each attempt is signed with.
+    var s3: S3Options?
+    /// `--transport curl`: libcurl's options; nil: URLSession.
+    var curl: CurlOptions?
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -134,8 +157,19 @@ struct DaemonCommand {
             throw ArgumentError("no upload URL: give --url URL or set SPOOLD_URL", command: command)
         }
         let lower = url.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
-            throw ArgumentError("--url '\(url)' is not an http:// or https:// URL", command: command)
+        if S3Target.isS3(url) {
+            s3 = try S3Options(url: url, arguments, environment: context.environment, command: command)
+            if arguments.value("form") != nil || (arguments.value("method").map { $0.uppercased() != "PUT" } ?? false) {
+                throw ArgumentError("--form and --method POST cannot be used with an s3:// URL (objects are sent with PUT)", command: command)
+            }
+        } else {
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
+                throw ArgumentError("--url '\(url)' is not an http://, https:// or s3:// URL", command: command)
+            }
+            for option in ["s3-endpoint", "s3-region", "s3-part-size"] where arguments.value(option) != nil {
+                throw ArgumentError("--\(option) needs an s3:// URL", command: command)
+            }
+            if arguments.flag("s3-path-style") { throw ArgumentError("--s3-path-style needs an s3:// URL", command: command) }
         }
         let method = (arguments.value("method") ?? "PUT").uppercased()
         guard method == "PUT" || method == "POST" else {
@@ -146,7 +180,7 @@ struct DaemonCommand {
             baseDelaySeconds: try arguments.seconds("retry-base", range: 0...86_400) ?? 1,
             maximumBackoffSeconds: try arguments.seconds("max-backoff", range: 0...604_800) ?? 300)
         configuration = EngineConfiguration(
-            url: URLTemplate(url), method: method,
+            url: s3?.urlTemplate ?? URLTemplate(url), method: method,
             concurrency: try arguments.int("concurrency", range: 1...256) ?? 4,
             policy: policy, keepDone: arguments.flag("keep-done"),
             settleSeconds: try arguments.seconds("settle", range: 0...86_400) ?? 2,
@@ -156,11 +190,13 @@ struct DaemonCommand {
             credentialHeaders: try CredentialHeaders.load(arguments, environment: context.environment, command: command),
             maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil,
             outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
-            contentDigest: try DaemonCommand.contentDigest(arguments, command: command))
+            contentDigest: try DaemonCommand.contentDigest(arguments, command: command),
+            recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 50_000)
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
+        curl = try DaemonCommand.curlOptions(arguments, command: command)
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -172,6 +208,56 @@ struct DaemonCommand {
             throw ArgumentError("--progress and --no-progress contradict each other", command: command)
         }
         progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
+    }
+
+    /// `--transport` and the options only libcurl has; they are refused with URLSession rather
+    /// than silently ignored (a private CA that is not used would fail every upload obscurely).
+    static func curlOptions(_ arguments: ParsedArguments, command: String) throws -> CurlOptions? {
+        let name = (arguments.value("transport") ?? "urlsession").lowercased()
+        guard name == "curl" || name == "urlsession" else {
+            throw ArgumentError("--transport must be curl or urlsession, not '\(arguments.value("transport")!)'", command: command)
+        }
+        guard name == "curl" else {
+            for option in ["cacert", "capath", "limit-rate"] where arguments.value(option) != nil {
+                throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
+            }
+            return nil
+        }
+        var options = CurlOptions()
+        if let file = arguments.value("cacert") {
+            guard access(file, R_OK) == 0 else { throw ArgumentError("--cacert '\(file)' is not a readable file", command: command) }
+            options.caFile = file
+        }
+        if let directory = arguments.value("capath") {
+            var status = stat()
+            guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw ArgumentError("--capath '\(directory)' is not a directory", command: command)
+            }
+            options.caPath = directory
+        }
+        if let text = arguments.value("limit-rate") {
+            guard let rate = DaemonCommand.byteRate(text) else {
+                throw ArgumentError("--limit-rate '\(text)' is not a number of bytes per second (e.g. 500K, 2M)", command: command)
+            }
+            options.limitRate = rate
+        }
+        return options
+    }
+
+    /// `1000`, `500K`, `2M`, `1G` (1024-based, as curl's own --limit-rate); at least 1.
+    static func byteRate(_ text: String) -> Int64? {
+        var digits = Substring(text)
+        var factor: Int64 = 1
+        switch text.last.map({ Character($0.uppercased()) }) {
+        case "K": factor = 1 << 10
+        case "M": factor = 1 << 20
+        case "G": factor = 1 << 30
+        default: break
+        }
+        if factor > 1 { digits = digits.dropLast() }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(digits), value > 0,
+              value <= Int64.max / factor else { return nil }
+        return value * factor
     }
 
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
@@ -250,11 +336,16 @@ struct DaemonCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         signal(SIGPIPE, SIG_IGN)
+        // First, before URLSession starts threads: they inherit the blocked mask.
+        let signals = try StopSignals()
+        // What this process was given (a supervisor's pipe, say) is passed on by a recycle.
+        let inherited = ProcessImage.inheritedDescriptors()
         var log = context.log
         if verbose { log.minimumLevel = .debug }
         if progress { log.linePrefix = DrainProgress.redrawPrefix }
+        var handoff = context.environment[RecycleHandoff.variable].flatMap(RecycleHandoff.init(parsing:))
         let spool = try Spool(path: spoolPath)
-        let lock = try SpoolLock(spool: spool)
+        let lock = try SpoolLock(spool: spool, inherited: handoff.map { FileDescriptor(rawValue: $0.lockDescriptor) })
         // Markers left by a daemon that died mid-outage (or full) say nothing about now.
         OutageMarker.remove(in: spool)
         IntakeMarker.remove(in: spool)
@@ -264,13 +355,74 @@ struct DaemonCommand {
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
         }
-        let transport = URLSessionTransport(
-            concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-            redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
-        let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
-        let engine = try Engine(
-            spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-            processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner)
+        if let s3, handoff == nil { log.info(s3.description) }
+        while true {
+            let transport = makeTransport(context: context)
+            let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
+            let engine = try Engine(
+                spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
+                processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner,
+                events: try SystemEventSource(stopSignals: signals))
+            addObservers(to: engine, spool: spool, context: context, log: log)
+            let startedAt = handoff?.startedAt ?? context.clock.now()
+            if let handoff {
+                engine.resume(from: handoff.summary, startedAt: startedAt)
+                log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
+            } else {
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
+            }
+            let summary: RunSummary
+            do {
+                summary = try withExtendedLifetime(transport) { try engine.run() }
+            } catch {
+                // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
+                hookRunner?.finish(waitingAtMostSeconds: 0)
+                throw error
+            }
+            // Hooks already queued run before exit or a recycle, each bounded by its timeout; the
+            // wait as a whole is bounded too (what is left is killed or skipped, and logged).
+            hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
+            if summary.stop == .recycle {
+                let next = RecycleHandoff(
+                    lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
+                    startedAt: startedAt, summary: summary)
+                recycle(next, requests: engine.requestsStarted, keep: inherited, log: log)
+                // Only if execve failed: carry on in this process.
+                handoff = next
+                continue
+            }
+            // The lock is held until what is left has been counted.
+            defer { withExtendedLifetime((lock, signals)) {} }
+            return try finish(summary, spool: spool, log: log)
+        }
+    }
+
+    /// The HTTP transport (URLSession, or libcurl with `--transport curl`), wrapped by the S3
+    /// signer with `--url s3://...`.
+    func makeTransport(context: CommandContext) -> any UploadTransport {
+        let http: any UploadTransport
+        if let curl {
+            http = CurlTransport(
+                deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,
+                answerLimit: configuration.outcomeRules.answerBytesNeeded, options: curl)
+        } else {
+            http = URLSessionTransport(
+                concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
+                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+        }
+        // S3 signs each attempt, then hands it to the HTTP transport (multipart steps use URLSession).
+        return s3.map {
+            S3SigningTransport(
+                wrapping: http, signer: $0.signer, clock: context.clock,
+                multipart: .init(
+                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout,
+                    idleSeconds: idleTimeout))
+        } ?? http
+    }
+
+    /// What watches the engine without steering it (metrics, systemd, progress) and the size
+    /// limit's gate. Made anew with each engine, so after a recycle the metrics' counters restart.
+    func addObservers(to engine: Engine, spool: Spool, context: CommandContext, log: EventLog) {
         // Queued bytes are tracked (one stat per queued blob at start) only when something needs them.
         let queue = QueueBytes(spool: spool)
         if metricsPath != nil || sizeLimit != nil || progress { engine.observers.add(queue) }
@@ -282,21 +434,22 @@ struct DaemonCommand {
         }
         if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, queue: queue, path: metricsPath, log: log)) }
         if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
-        let signals = SignalForwarder(engine.stopHandle)
-        log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts)")
-        // The lock is held until what is left has been counted.
-        defer { withExtendedLifetime((lock, signals, transport)) {} }
-        let summary: RunSummary
-        do {
-            summary = try engine.run()
-        } catch {
-            // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
-            hookRunner?.finish(waitingAtMostSeconds: 0)
-            throw error
-        }
-        // Hooks already queued run before exit, each bounded by its timeout; the wait as a whole
-        // is bounded too (what is left is killed or skipped, and logged).
-        hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
+    }
+
+    /// Re-executes this program (same pid, arguments and environment, plus the handoff) to give
+    /// back what URLSession keeps; the spool lock's descriptor is kept open, so the lock never
+    /// lapses, and SIGTERM/SIGINT stay blocked, so one sent meanwhile waits for the new image.
+    /// Returns only if execve failed.
+    func recycle(_ handoff: RecycleHandoff, requests: Int, keep inherited: Set<Int32>, log: EventLog) {
+        let rss = ProcessImage.residentKilobytes().map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MiB" } ?? "unknown"
+        log.info("recycling after \(requests) requests (RSS \(rss)): re-executing spoold, recycle \(handoff.generation)")
+        let prefix = RecycleHandoff.variable + "="
+        let environment = ProcessImage.environment().filter { !$0.hasPrefix(prefix) } + [prefix + handoff.encoded]
+        let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(inherited.union([handoff.lockDescriptor])))
+        log.warning("cannot re-execute for the recycle (\(error)); carrying on in this process")
+    }
+
+    func finish(_ summary: RunSummary, spool: Spool, log: EventLog) throws -> ExitCode {
         guard drain else {
             log.info("stopped: \(summary.line)")
             return .success
@@ -320,21 +473,17 @@ struct DaemonCommand {
     }
 }
 
-/// Turns SIGTERM and SIGINT into stop requests (the default action would kill mid-transition).
-final class SignalForwarder {
-    private let sources: [any DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable () -> Void) {
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
+extension RecycleHandoff {
+    fileprivate init(lockDescriptor: Int32, generation: Int, startedAt: Timestamp, summary: RunSummary) {
+        self.init(
+            lockDescriptor: lockDescriptor, generation: generation, startedAt: startedAt, ingested: summary.ingested,
+            uploaded: summary.uploaded, failed: summary.failed, retried: summary.retried)
     }
 
-    deinit { for source in sources { source.cancel() } }
+    /// The counts of the run so far, for the next image's engine.
+    fileprivate var summary: RunSummary {
+        var summary = RunSummary()
+        (summary.ingested, summary.uploaded, summary.failed, summary.retried) = (ingested, uploaded, failed, retried)
+        return summary
+    }
 }

@@ -89,7 +89,7 @@ struct StatusCommand: SpooldCommand {
         context.print("spool    \(spool.path)")
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
         if let outage {
-            context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): endpoint unreachable (\(outage.reason)); probing")
+            context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): \(outage.reason); probing")
         }
         if let intakePaused {
             context.print("intake   paused since \(intakePaused.iso8601) (\(Output.age(intakePaused.seconds(until: now))) ago): the spool's file system is full; files wait in incoming/, uploads go on")

@@ -118,6 +118,7 @@ extension Engine {
         }
         log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
         let events = self.events
+        requestsStarted += 1
         transport.start(request) { outcome in events.post(id, outcome) }
     }
 
@@ -196,10 +197,13 @@ extension Engine {
         case .none:
             break
         case .wentDown:
-            log.warning("endpoint unreachable (\(outcome.summary)); pausing uploads and probing, attempts are not counted")
+            // An answer that pauses uploads (an S3 configuration problem) is not "unreachable".
+            let what = outcome.httpStatus == nil ? "endpoint unreachable" : "endpoint refuses every upload"
+            let reason = "\(what) (\(outcome.summary))"
+            log.warning("\(reason); pausing uploads and probing, attempts are not counted")
             do {
                 // Shown by 'spoold status'; the marker is readable by others, like the log.
-                try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: outcome.summary)), in: spool)
+                try OutageMarker.write(.init(since: now, reason: LogRedaction.urls(in: reason)), in: spool)
             } catch {
                 log.warning("cannot write \(spool.path)/\(OutageMarker.fileName) for 'spoold status': \(error)")
             }

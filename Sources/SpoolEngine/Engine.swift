@@ -52,6 +52,10 @@ public final class Engine {
     /// Uploads in flight were cancelled on purpose: their cancelled outcomes
     /// (`UploadOutcome.wasCancelled`) hand the attempts back instead of counting them.
     var cancelling = false
+    /// Requests started by this engine, for `configuration.recycleAfterRequests`.
+    public internal(set) var requestsStarted = 0
+    /// When the run began: `drain --max-time` counts from here (across recycles, too).
+    var runStartedAt: Timestamp?
 
     /// inotify watches, completions and stop requests (the kernel's, or a test's script).
     let events: any EngineEventSource
@@ -119,6 +123,14 @@ public final class Engine {
         return { events.requestStop() }
     }
 
+    /// Continues a run an earlier image of this process began (a recycle): its counts go on from
+    /// `summary`, and `drain --max-time` counts from `startedAt`.
+    public func resume(from summary: RunSummary, startedAt: Timestamp) {
+        self.summary = summary
+        self.summary.stop = nil
+        runStartedAt = startedAt
+    }
+
     /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did: the
     /// production driver, which sleeps in `poll(2)` between steps.
     public func run() throws -> RunSummary {
@@ -134,7 +146,8 @@ public final class Engine {
     /// Recovers the spool, watches its folders and scans incoming/ and pending/: before the first step.
     public func start() throws {
         // Counted from the start: recovery of a large spool is part of the time allowed.
-        runDeadline = configuration.maximumRunSeconds.map { clock.now().adding(seconds: $0) }
+        let startedAt = runStartedAt ?? clock.now()
+        runDeadline = configuration.maximumRunSeconds.map { startedAt.adding(seconds: $0) }
         try recover()
         incomingWatch = try events.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
         incomingFolders[incomingWatch] = ""
@@ -161,11 +174,12 @@ public final class Engine {
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
+        if !stopping { noteRecycleDue(now: now) }
         if stopping {
             if uploads.isEmpty { return nil }
             if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
                 log.info(
-                    (stopLevel > 1 ? "second stop request" : "--max-time grace over")
+                    (stopLevel > 1 ? "second stop request" : summary.stop == .recycle ? "recycle grace over" : "--max-time grace over")
                         + ": cancelling \(uploads.count) upload(s); their attempts are handed back")
                 cancelling = true
                 transport.cancelAll()
@@ -185,17 +199,33 @@ public final class Engine {
         return summary
     }
 
-    /// Records the first reason to stop: a stop request, or `drain --max-time` reached.
+    /// Records the first reason to stop: a stop request, `drain --max-time` reached, or a
+    /// recycle due. A stop request or the time limit overrides a recycle under way (the process
+    /// then ends instead of re-executing), keeping the cancel time the recycle already set.
     func noteStop(now: Timestamp) {
-        guard summary.stop == nil else { return }
+        guard summary.stop == nil || summary.stop == .recycle else { return }
         if stopLevel > 0 {
             summary.stop = .requested
+            cancelAt = nil  // uploads finish; a second request cancels them
         } else if let deadline = runDeadline, now >= deadline, let grace = configuration.stopGraceSeconds {
             summary.stop = .timeLimit
-            cancelAt = now.adding(seconds: grace)
+            cancelAt = min(cancelAt ?? now.adding(seconds: grace), now.adding(seconds: grace))
             log.info(
                 "--max-time \(formatSeconds(configuration.maximumRunSeconds ?? 0)) reached: taking no new work"
                     + (uploads.isEmpty ? "" : "; \(uploads.count) upload(s) in flight get \(formatSeconds(grace)) to finish"))
+        }
+    }
+
+    /// A recycle is due once `recycleAfterRequests` requests were started: take no new work, give
+    /// uploads in flight `recycleGraceSeconds`, then return `Stop.recycle`.
+    func noteRecycleDue(now: Timestamp) {
+        guard summary.stop == nil, configuration.recycleAfterRequests > 0,
+              requestsStarted >= configuration.recycleAfterRequests
+        else { return }
+        summary.stop = .recycle
+        cancelAt = now.adding(seconds: configuration.recycleGraceSeconds)
+        if !uploads.isEmpty {
+            log.debug("recycle due after \(requestsStarted) requests: waiting for \(uploads.count) upload(s) in flight")
         }
     }
 

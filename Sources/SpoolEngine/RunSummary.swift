@@ -6,6 +6,9 @@ public struct RunSummary: Equatable, Sendable {
         case requested
         /// `drain --max-time` was reached.
         case timeLimit
+        /// `--recycle-after` requests were made: the loop wound down (uploads in flight finished
+        /// or were handed back, everything committed) so the process can re-execute itself.
+        case recycle
     }
 
     public var ingested = 0

@@ -1,15 +1,18 @@
 import SpoolCore
 import SpoolSystem
 
-/// The daemon's event source: an inotify descriptor and the completion inbox's wake-up pipe,
-/// waited on together in `poll(2)` (the engine's only blocking point).
+/// The daemon's event source: an inotify descriptor, the completion inbox's wake-up pipe and the
+/// stop signals' signalfd, waited on together in `poll(2)` (the engine's only blocking point).
 public final class SystemEventSource: EngineEventSource {
     private let watcher: InotifyWatcher
     private let inbox: CompletionInbox
+    /// SIGTERM/SIGINT as a descriptor; each one read is a stop request.
+    private let stopSignals: StopSignals?
 
-    public init() throws {
+    public init(stopSignals: StopSignals? = nil) throws {
         watcher = try InotifyWatcher()
         inbox = try CompletionInbox()
+        self.stopSignals = stopSignals
     }
 
     public func watch(_ directory: FileDescriptor, label: String, mask: UInt32) throws -> Int32 {
@@ -23,11 +26,13 @@ public final class SystemEventSource: EngineEventSource {
     public func requestStop() { inbox.requestStop() }
 
     public func takeEvents() -> EngineEvents {
-        EngineEvents(watcher: watcher.readEvents(), completions: inbox.takeAll(), stopLevel: inbox.stopLevel)
+        if let stopSignals { for _ in 0..<stopSignals.take() { inbox.requestStop() } }
+        return EngineEvents(watcher: watcher.readEvents(), completions: inbox.takeAll(), stopLevel: inbox.stopLevel)
     }
 
     public func wait(timeoutMilliseconds: Int32) {
-        _ = Poller.wait(for: [watcher.fd, inbox.wakeup.readFD], timeoutMilliseconds: timeoutMilliseconds)
+        let descriptors = [watcher.fd, inbox.wakeup.readFD] + (stopSignals.map { [$0.fd] } ?? [])
+        _ = Poller.wait(for: descriptors, timeoutMilliseconds: timeoutMilliseconds)
         inbox.wakeup.drain()
     }
 }

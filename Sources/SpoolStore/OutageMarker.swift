@@ -9,12 +9,10 @@ import SpoolSystem
 /// it is not fsynced, and a daemon removes a leftover one when it starts and when it stops.
 ///
 /// ```json
-/// {"reason": "connection refused", "since": "2026-11-21T14:10:03.123Z"}
+/// {"reason": "endpoint unreachable (connection refused)", "since": "2026-11-21T14:10:03.123Z"}
 /// ```
 public enum OutageMarker {
     public static let fileName = "outage"
-    private static let stagingName = ".outage"
-    private static let maximumSize = 4096
 
     public struct Contents: Equatable, Sendable {
         public var since: Timestamp
@@ -29,26 +27,17 @@ public enum OutageMarker {
     /// Replaces the marker atomically (open in tmp/, write, rename over `SPOOL/outage`).
     public static func write(_ contents: Contents, in spool: Spool) throws {
         let object: [String: String] = ["since": contents.since.iso8601, "reason": String(contents.reason.prefix(512))]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        let fs = spool.fs
-        let tmp = spool.descriptor(.tmp)
-        try? fs.remove(stagingName, in: tmp, isDirectory: false)
-        let fd = try fs.open(stagingName, relativeTo: tmp, flags: [.writeOnly, .create, .exclusive], mode: 0o644)
-        try fs.closing(fd) { try fs.writeAll($0, Array(data) + [0x0a], label: "tmp/\(stagingName)") }
-        try fs.rename(stagingName, in: tmp, to: fileName, in: spool.root)
+        try AdvisoryFile.replace(fileName, with: object, in: spool)
     }
 
     /// Removes the marker; a missing one is fine.
     public static func remove(in spool: Spool) {
-        try? spool.fs.remove(fileName, in: spool.root, isDirectory: false)
+        AdvisoryFile.remove(fileName, in: spool)
     }
 
     /// The marker's contents, or nil when there is none (or it cannot be read).
     public static func read(in spool: Spool) -> Contents? {
-        let fs = spool.fs
-        guard let fd = try? fs.open(fileName, relativeTo: spool.root, flags: [.readOnly, .nonBlocking], mode: 0),
-              let bytes = try? fs.closing(fd, { try fs.readAll($0, limit: maximumSize) }) ?? nil,
-              let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+        guard let object = AdvisoryFile.read(fileName, in: spool),
               let sinceText = object["since"] as? String, let since = Timestamp(iso8601: sinceText)
         else { return nil }
         return Contents(since: since, reason: object["reason"] as? String ?? "unknown")

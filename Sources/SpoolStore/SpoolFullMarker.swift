@@ -13,8 +13,6 @@ import SpoolSystem
 /// ```
 public enum SpoolFullMarker {
     public static let fileName = "size-limit"
-    private static let stagingName = ".size-limit"
-    private static let maximumSize = 4096
 
     public struct Contents: Equatable, Sendable {
         public var since: Timestamp
@@ -33,26 +31,17 @@ public enum SpoolFullMarker {
             "since": contents.since.iso8601, "limitBytes": contents.limitBytes, "queuedBytes": contents.queuedBytes,
             "whenFull": contents.whenFull,
         ]
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        let fs = spool.fs
-        let tmp = spool.descriptor(.tmp)
-        try? fs.remove(stagingName, in: tmp, isDirectory: false)
-        let fd = try fs.open(stagingName, relativeTo: tmp, flags: [.writeOnly, .create, .exclusive], mode: 0o644)
-        try fs.closing(fd) { try fs.writeAll($0, Array(data) + [0x0a], label: "tmp/\(stagingName)") }
-        try fs.rename(stagingName, in: tmp, to: fileName, in: spool.root)
+        try AdvisoryFile.replace(fileName, with: object, in: spool)
     }
 
     /// Removes the marker; a missing one is fine.
     public static func remove(in spool: Spool) {
-        try? spool.fs.remove(fileName, in: spool.root, isDirectory: false)
+        AdvisoryFile.remove(fileName, in: spool)
     }
 
     /// The marker's contents, or nil when there is none (or it cannot be read).
     public static func read(in spool: Spool) -> Contents? {
-        let fs = spool.fs
-        guard let fd = try? fs.open(fileName, relativeTo: spool.root, flags: [.readOnly, .nonBlocking], mode: 0),
-              let bytes = try? fs.closing(fd, { try fs.readAll($0, limit: maximumSize) }) ?? nil,
-              let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+        guard let object = AdvisoryFile.read(fileName, in: spool),
               let sinceText = object["since"] as? String, let since = Timestamp(iso8601: sinceText),
               let limit = (object["limitBytes"] as? NSNumber)?.int64Value
         else { return nil }

@@ -36,12 +36,12 @@ public final class BlobBody: Sendable {
     }
 
     /// Why the blob could not be read to its recorded size, if it could not.
-    var failure: String? { shortRead.withLock { $0 } }
+    public var failure: String? { shortRead.withLock { $0 } }
 
     /// `pread(2)` of up to `count` bytes at `offset`, EINTR retried, never past `size`. Returns the
     /// count read; -1 when closed, on a read error, or when the file ends before `size` (the
     /// blob changed after it was checked: rule 8).
-    func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
         let wanted = Int(min(Int64(count), max(0, size - offset)))
         guard wanted > 0 else { return 0 }
         let result: Int = descriptor.withLock { fd in

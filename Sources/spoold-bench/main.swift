@@ -9,6 +9,16 @@
 //       Waits for the first line appended to an nginx access log (format `$msec $request_time ...`)
 //       after BYTES and prints when that request started (epoch seconds, $msec - $request_time).
 //       With --rename it first renames FROM to TO and also prints the time of the rename.
+//   spoold-bench drop --dir INCOMING --log FILE --offset BYTES --count N [--from DIR] [--timeout S]
+//       The end-to-end path: copies DIR's files into INCOMING as `.NAME` (untimed; the Maildir
+//       way), then renames every dot-file `.NAME` in INCOMING to `NAME`, as fast as it can, then waits until N requests follow BYTES
+//       in the nginx access log. Prints `seconds=` from the first rename to the end of the Nth
+//       request ($msec), and how long the renames took.
+//   spoold-bench feed --dir INCOMING --log FILE --offset BYTES --count N --pid PID
+//                     [--size B] [--backlog K] [--sample-at M]
+//       A long run: writes N files of B bytes into INCOMING the Maildir way (dot-name, then
+//       rename), never more than K ahead of the requests logged, and samples the VmRSS of PID
+//       every 0.5 s. Prints RSS at M uploads, at the end, and the range seen after M.
 //   spoold-bench codec [--records N]
 //       Times the pure per-item work spoold does: index record encode/decode, item file-name
 //       parsing, and the Foundation JSON coding of an item's metadata.
@@ -219,6 +229,126 @@ func awaitRequest(_ arguments: Arguments) {
     fail("no request within \(timeout) s")
 }
 
+// MARK: drop and feed
+
+func epochSeconds() -> Double {
+    var tv = timeval()
+    gettimeofday(&tv, nil)
+    return Double(tv.tv_sec) + Double(tv.tv_usec) / 1e6
+}
+
+/// Follows an nginx access log from an offset, counting lines; remembers the last line's $msec.
+final class AccessLogFollower {
+    let path: String
+    var offset: UInt64
+    var lines = 0
+    var lastMsec = 0.0
+    private var partial = Data()
+
+    init(path: String, offset: UInt64) { (self.path, self.offset) = (path, offset) }
+
+    func poll() {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: offset)
+        let data = (try? handle.readToEnd()) ?? Data()
+        offset += UInt64(data.count)
+        partial.append(data)
+        guard let last = partial.lastIndex(of: 0x0a) else { return }
+        let complete = partial[partial.startIndex...last]
+        lines += complete.reduce(0) { $0 + ($1 == 0x0a ? 1 : 0) }
+        let body = complete.dropLast()
+        let start = body.lastIndex(of: 0x0a).map { body.index(after: $0) } ?? body.startIndex
+        if let field = String(decoding: body[start...], as: UTF8.self).split(separator: " ").first, let msec = Double(field) {
+            lastMsec = msec
+        }
+        partial = Data(partial[partial.index(after: last)...])
+    }
+}
+
+func residentKiB(of pid: String) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+    }
+    return nil
+}
+
+func drop(_ arguments: Arguments) {
+    guard let dir = arguments.options["--dir"], let log = arguments.options["--log"] else { fail("drop needs --dir and --log") }
+    let count = arguments.int("--count", 0)
+    let timeout = Double(arguments.options["--timeout"] ?? "600") ?? 600
+    let follower = AccessLogFollower(path: log, offset: UInt64(arguments.int("--offset", 0)))
+    if let from = arguments.options["--from"] {
+        // Outside the timing: the writers' part, under dot-names the daemon ignores.
+        for file in expandFiles([from]) {
+            let name = (file as NSString).lastPathComponent
+            do { try FileManager.default.copyItem(atPath: file, toPath: dir + "/." + name) } catch { fail("copy \(file): \(error)") }
+        }
+    }
+    let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasPrefix(".") }.sorted()
+    let started = epochSeconds()
+    for name in names {
+        guard rename(dir + "/" + name, dir + "/" + name.dropFirst()) == 0 else { fail("rename \(name): errno \(errno)") }
+    }
+    let renamed = epochSeconds() - started
+    let deadline = monotonicSeconds() + timeout
+    while follower.lines < count {
+        guard monotonicSeconds() < deadline else { fail("only \(follower.lines) of \(count) requests within \(timeout) s") }
+        usleep(2000)
+        follower.poll()
+    }
+    print(String(format: "dropped=%d seconds=%.4f rename_seconds=%.4f", names.count, follower.lastMsec - started, renamed))
+}
+
+func feed(_ arguments: Arguments) {
+    guard let dir = arguments.options["--dir"], let log = arguments.options["--log"], let pid = arguments.options["--pid"] else {
+        fail("feed needs --dir, --log and --pid")
+    }
+    let count = arguments.int("--count", 0)
+    let size = arguments.int("--size", 512)
+    let backlog = arguments.int("--backlog", 5000)
+    let sampleAt = arguments.int("--sample-at", 30_000)
+    let follower = AccessLogFollower(path: log, offset: UInt64(arguments.int("--offset", 0)))
+    let body = [UInt8](repeating: 0x61, count: size)
+    var written = 0
+    var rssAtSample: Int?
+    var rangeAfter: (low: Int, high: Int)?
+    var nextSample = monotonicSeconds()
+    let started = monotonicSeconds()
+    func sample() {
+        guard monotonicSeconds() >= nextSample else { return }
+        nextSample = monotonicSeconds() + 0.5
+        follower.poll()
+        guard let rss = residentKiB(of: pid) else { fail("daemon \(pid) is gone after \(follower.lines) uploads") }
+        if rssAtSample == nil, follower.lines >= sampleAt { rssAtSample = rss }
+        // A sample taken during a recycle's execve sees the new image before it has loaded.
+        if rssAtSample != nil, rss >= 8192 { rangeAfter = (min(rangeAfter?.low ?? rss, rss), max(rangeAfter?.high ?? rss, rss)) }
+    }
+    while follower.lines < count {
+        while written < count, written - follower.lines < backlog {
+            let name = String(format: "f%09d.dat", written)
+            let temporary = dir + "/." + name
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { fail("open \(temporary): errno \(errno)") }
+            _ = body.withUnsafeBytes { write(fd, $0.baseAddress, size) }
+            close(fd)
+            guard rename(temporary, dir + "/" + name) == 0 else { fail("rename \(name): errno \(errno)") }
+            written += 1
+            if written % 256 == 0 { sample() }
+        }
+        usleep(20_000)
+        nextSample = min(nextSample, monotonicSeconds())
+        sample()
+    }
+    let end = residentKiB(of: pid) ?? 0
+    let seconds = monotonicSeconds() - started
+    print(String(
+        format: "uploads=%d seconds=%.1f items_per_s=%.0f rss_at_sample_kib=%d rss_end_kib=%d rss_low_after_kib=%d rss_high_after_kib=%d",
+        follower.lines, seconds, Double(follower.lines) / seconds, rssAtSample ?? 0, end, rangeAfter?.low ?? 0,
+        rangeAfter?.high ?? 0))
+}
+
 // MARK: codec
 
 func codec(_ arguments: Arguments) {
@@ -319,10 +449,14 @@ case "upload": upload(Arguments(all.dropFirst(), flags: ["--via-transport"]))
 case "await-request": awaitRequest(Arguments(all.dropFirst(), flags: []))
 case "codec": codec(Arguments(all.dropFirst(), flags: []))
 case "sha256": sha256(Arguments(all.dropFirst(), flags: []))
+case "drop": drop(Arguments(all.dropFirst(), flags: []))
+case "feed": feed(Arguments(all.dropFirst(), flags: []))
 default:
     print("""
     Usage: spoold-bench upload --url URL [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
            spoold-bench await-request --log ACCESS_LOG --offset BYTES [--timeout SECONDS] [--rename FROM TO]
+           spoold-bench drop --dir INCOMING --log ACCESS_LOG --offset BYTES --count N [--from DIR] [--timeout SECONDS]
+           spoold-bench feed --dir INCOMING --log ACCESS_LOG --offset BYTES --count N --pid PID [--size B] [--backlog K] [--sample-at M]
            spoold-bench codec [--records N]
            spoold-bench sha256 [--mib N]
     """)

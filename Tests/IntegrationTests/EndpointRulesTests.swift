@@ -5,8 +5,12 @@ import XCTest
 
 /// The endpoint decides what success is (issue 14): `--retry-on`/`--final-on`,
 /// `--content-digest`, `--success-json`, and the `--on-success`/`--on-failure` hooks, through
-/// the binary against the loopback receiver.
-final class EndpointRulesTests: XCTestCase {
+/// the binary against the loopback receiver. `CurlEndpointRulesTests` runs the transport's share
+/// of them (digests, answers) again with `--transport curl`.
+class EndpointRulesTests: XCTestCase {
+    /// The transport under test, added to every `spoold drain` command line.
+    class var transportArguments: [String] { [] }
+
     private func startReceiver(_ script: ResponseScript = .always(201)) throws -> UploadReceiver {
         let receiver = UploadReceiver(script: script)
         _ = try receiver.start()
@@ -19,7 +23,7 @@ final class EndpointRulesTests: XCTestCase {
     {
         try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.05", "--settle", "0"]
-                + extra,
+                + Self.transportArguments + extra,
             timeout: timeout)
     }
 

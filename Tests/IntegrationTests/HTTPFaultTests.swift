@@ -6,7 +6,11 @@ import XCTest
 ///
 /// Every test is loopback-only, bounded in time and in requests, and waits on events (process
 /// exit, the receiver's request count, a file appearing), never on a fixed sleep.
-final class HTTPFaultTests: XCTestCase {
+/// `CurlHTTPFaultTests` runs every case again with `--transport curl`.
+class HTTPFaultTests: XCTestCase {
+    /// The transport under test, added to every `spoold run|drain` command line.
+    class var transportArguments: [String] { [] }
+
     private func startReceiver(_ script: ResponseScript = .always(201)) throws -> UploadReceiver {
         let receiver = UploadReceiver(script: script)
         _ = try receiver.start()
@@ -17,7 +21,8 @@ final class HTTPFaultTests: XCTestCase {
     private func drain(_ spool: TestSpool, url: String, _ extra: [String] = [], environment: [String: String] = [:],
                        timeout: Double = 60) throws -> SpooldProcess.Result {
         try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", url, "--retry-base", "0.05", "--settle", "0"] + extra,
+            ["drain", "--spool", spool.path, "--url", url, "--retry-base", "0.05", "--settle", "0"]
+                + Self.transportArguments + extra,
             environment: environment, timeout: timeout)
     }
 
@@ -116,6 +121,21 @@ final class HTTPFaultTests: XCTestCase {
         }
     }
 
+    func testHugeAnswer_onlyItsFirstBytesAreKept_andTheDaemonStaysSmall() throws {
+        let huge = String(repeating: "x", count: 8 << 20)
+        let receiver = try startReceiver(.always(.status(400, body: "tail follows " + huge)))
+        let spool = try TestSpool(self)
+        try spool.drop("chatty.txt", [1, 2, 3])
+
+        let result = try drain(spool, url: receiver.baseURL + "/up/")
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let attempts = try XCTUnwrap(try onlyJSON(in: spool, "failed")["attempts"] as? [[String: Any]])
+        let excerpt = try XCTUnwrap(attempts.first?["responseExcerpt"] as? String)
+        XCTAssertTrue(excerpt.hasPrefix("tail follows x"), excerpt)
+        XCTAssertLessThanOrEqual(excerpt.utf8.count, 512, "the excerpt is bounded, not the 8 MiB answer")
+    }
+
     // MARK: - Outage
 
     func testRefusedPortLongerThanTheRetryBudget_thenUp_nothingFails_statusShowsThePause() throws {
@@ -124,7 +144,7 @@ final class HTTPFaultTests: XCTestCase {
         for i in 0..<3 { try spool.drop("o\(i).txt", payload(200 + i, seed: UInt64(10 + i))) }
         let drain = try SpooldProcess(
             ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--retry-base", "0.01",
-             "--max-attempts", "2", "--settle", "0", "--keep-done"])
+             "--max-attempts", "2", "--settle", "0", "--keep-done"] + Self.transportArguments)
         addTeardownBlock { drain.signal(SIGKILL) }
 
         let marker = spool.path + "/outage"

@@ -12,7 +12,8 @@ final class NginxServer {
         ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    init(binary: String) throws {
+    /// - Parameter tls: a certificate and key file (PEM): nginx then speaks HTTPS only.
+    init(binary: String, tls: (certificate: String, key: String)? = nil) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-nginx-\(UUID().uuidString)").path
         for sub in ["www/up", "body", "logs"] {
             try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
@@ -31,7 +32,8 @@ final class NginxServer {
             access_log off;
             client_body_temp_path \(root)/body;
             server {
-                listen 127.0.0.1:\(port);
+                listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl");
+                \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key);" } ?? "")
                 location /up/ {
                     root \(root)/www;
                     dav_methods PUT;

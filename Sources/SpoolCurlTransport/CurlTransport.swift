@@ -1,0 +1,94 @@
+import CCurl
+import Dispatch
+import Glibc
+import SpoolCore
+import SpoolTransport
+import Synchronization
+
+/// Uploads with libcurl's multi interface (`--transport curl`), on one thread of its own.
+///
+/// The same contract as `URLSessionTransport`: one outcome per request with the same classes, an
+/// overall deadline per attempt (redirect hops included), an idle timeout, redirects decided by
+/// `RedirectPolicy` (libcurl never follows one itself), `Retry-After`, a bounded answer.
+/// Different underneath: the body streams from a descriptor (multipart framing included) with no
+/// copy, libcurl's own CPU cost, and `CurlOptions` (a private CA, a shared bandwidth limit).
+public final class CurlTransport: UploadTransport {
+    private let loop: CurlMultiLoop
+    private let digests = DispatchQueue(label: "spoold.curl.digests")
+    /// Counts `cancelAll` calls: an attempt still being hashed when one came is cancelled too.
+    private let cancellations = Mutex(0)
+
+    /// - Parameters:
+    ///   - deadlineSeconds: overall time one attempt may take, redirects included.
+    ///   - idleSeconds: longest silence (connect, or under one byte a second).
+    ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
+    public init(
+        deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
+        answerLimit: Int = 0, options: CurlOptions = CurlOptions()
+    ) {
+        loop = CurlMultiLoop(
+            deadlineSeconds: deadlineSeconds, idleSeconds: idleSeconds, redirects: redirects,
+            keep: max(CurlMultiLoop.excerptLength, answerLimit), answerLimit: answerLimit, options: options)
+    }
+
+    deinit { loop.stop() }
+
+    public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        guard HTTPOrigin(request.url) != nil else {
+            completion(.refused("invalid upload URL '\(request.url)'"))
+            return
+        }
+        // The blob was opened and checked by the engine (O_NOFOLLOW, fstat): `request.body`.
+        let transfer = CurlTransfer(
+            request, deadline: .now() + loop.deadlineSeconds, keep: loop.keep, completion: completion)
+        guard let algorithm = request.contentDigest else {
+            loop.submit(transfer)
+            return
+        }
+        // Hashing is CPU-bound: never on the transfers' thread.
+        let generation = cancellations.withLock { $0 }
+        digests.async { [self] in
+            do {
+                transfer.contentDigest = algorithm.headerValue(digest: try CurlTransport.sha256(of: transfer))
+            } catch {
+                completion(.network("could not compute the Content-Digest: \(error)"))
+                return
+            }
+            // Under the lock cancelAll takes: a cancel lands wholly before or after the submit.
+            let cancelled = self.cancellations.withLock { count in
+                guard count == generation else { return true }
+                loop.submit(transfer)
+                return false
+            }
+            if cancelled { completion(.cancelled) }
+        }
+    }
+
+    public func cancelAll() {
+        cancellations.withLock { count in
+            count += 1
+            loop.cancelAll()
+        }
+    }
+
+    struct DigestError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// SHA-256 of the exact body: framing and blob, read in 1 MiB pieces.
+    static func sha256(of transfer: CurlTransfer) throws -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(transfer.prefix)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < transfer.request.size {
+            let want = Int(min(Int64(buffer.count), transfer.request.size - offset))
+            let n = buffer.withUnsafeMutableBytes { transfer.request.body.read(into: $0.baseAddress!, count: want, at: offset) }
+            guard n > 0 else { throw DigestError(description: transfer.request.body.failure ?? "the blob changed size while it was hashed") }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += Int64(n)
+        }
+        hasher.update(transfer.suffix)
+        return hasher.finalize()
+    }
+}

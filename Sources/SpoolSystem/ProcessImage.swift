@@ -1,0 +1,79 @@
+import Glibc
+
+/// The calls that replace the running program with a fresh copy of itself: `execve(2)` of
+/// `/proc/self/exe`, with every descriptor but the kept ones closed on exec.
+///
+/// The daemon recycles itself this way to give back memory a library keeps (see `spoold run
+/// --recycle-after`): same pid, same arguments, a new heap.
+public enum ProcessImage {
+    /// VmRSS of this process in KiB, from /proc/self/status; nil if it cannot be read.
+    public static func residentKilobytes() -> Int? {
+        guard let file = fopen("/proc/self/status", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("VmRSS:") {
+                return Int(text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
+            }
+        }
+        return nil
+    }
+
+    /// Sets or clears FD_CLOEXEC on one descriptor (`fcntl(2)`).
+    public static func setCloseOnExec(_ fd: Int32, _ on: Bool) throws {
+        let flags = fcntl(fd, F_GETFD)
+        guard flags >= 0, fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC) == 0 else {
+            throw SystemError("fcntl(F_SETFD)", path: "fd \(fd)", code: errno)
+        }
+    }
+
+    /// The descriptors open without FD_CLOEXEC: at start-up, the ones this process was given
+    /// (a supervisor's pipe, a passed socket). A recycle passes them on as they came.
+    public static func inheritedDescriptors() -> Set<Int32> {
+        Set(openDescriptors().filter { fd in
+            let flags = fcntl(fd, F_GETFD)
+            return flags >= 0 && flags & FD_CLOEXEC == 0
+        })
+    }
+
+    /// Replaces this process with a new run of its own executable. Descriptors 0-2 and `keep`
+    /// survive; every other one (sockets a library left open, too) is closed on exec. Returns
+    /// only if execve failed, with the error; `keep` is then close-on-exec again.
+    public static func reexecute(arguments: [String], environment: [String], keep: [Int32]) -> SystemError {
+        for fd in openDescriptors() where fd > 2 && !keep.contains(fd) { try? setCloseOnExec(fd, true) }
+        for fd in keep {
+            do { try setCloseOnExec(fd, false) } catch { return error as? SystemError ?? SystemError("fcntl", path: "fd \(fd)", code: EBADF) }
+        }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup($0) } + [nil]
+        execve("/proc/self/exe", argv, envp)
+        let error = SystemError("execve", path: "/proc/self/exe", code: errno)
+        for pointer in argv + envp { free(pointer) }
+        for fd in keep { try? setCloseOnExec(fd, true) }
+        return error
+    }
+
+    /// This process's environment as `NAME=value` strings (`environ`).
+    public static func environment() -> [String] {
+        var result: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            result.append(String(cString: entry))
+            cursor += 1
+        }
+        return result
+    }
+
+    private static func openDescriptors() -> [Int32] {
+        guard let dir = opendir("/proc/self/fd") else { return [] }
+        var open: [Int32] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if let fd = Int32(name) { open.append(fd) }
+        }
+        let own = dirfd(dir)
+        closedir(dir)
+        return open.filter { $0 != own }
+    }
+}

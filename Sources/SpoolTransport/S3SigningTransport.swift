@@ -1,0 +1,134 @@
+import Foundation
+import SpoolCore
+import Synchronization
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Uploads to an S3-compatible store: signs each attempt (SigV4) and hands it to the HTTP
+/// transport underneath, then classes the answer by S3's error code.
+///
+/// A layer, not a second transport: the request is the one the engine built (its URL already
+/// the object's path-style or virtual-hosted URL), with the SigV4 headers added. The payload is
+/// hashed before the request — `x-amz-content-sha256`, which S3 checks against what arrives, so
+/// the hash doubles as an integrity check — and the signature is made right after, with the time
+/// of sending: every attempt, retries included, is signed fresh. Hashing runs on one serial queue
+/// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
+/// Credentials live only in `signer`; headers are never logged. Blobs larger than the part size
+/// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
+/// signed on its own.
+public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
+    private let inner: any UploadTransport
+    private let signer: SigV4Signer
+    private let clock: any Clock
+    private let hashing = DispatchQueue(label: "spoold.transport.s3-payload")
+    /// Attempts still being hashed, with whether `cancelAll` asked them to stop.
+    private let waiting = Mutex<[Int: Bool]>([:])
+    private let nextKey = Mutex(0)
+    private let multipart: Multipart?
+    /// Multipart uploads in progress, for `cancelAll`.
+    private let multipartUploads = Mutex<[Int: S3MultipartUpload]>([:])
+
+    /// Blobs larger than `partSize` go up as a multipart upload, with a session of their own.
+    public struct Multipart: Sendable {
+        public var partSize: Int64
+        public var concurrency: Int
+        public var deadlineSeconds: Double
+        public var idleSeconds: Double
+
+        public init(partSize: Int64, concurrency: Int, deadlineSeconds: Double, idleSeconds: Double) {
+            (self.partSize, self.concurrency, self.deadlineSeconds, self.idleSeconds) = (partSize, concurrency, deadlineSeconds, idleSeconds)
+        }
+    }
+    private let multipartSession: URLSession?
+
+    public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil) {
+        (self.inner, self.signer, self.clock, self.multipart) = (inner, signer, clock, multipart)
+        multipartSession = multipart.map {
+            URLSessionTransport.makeSession(
+                concurrency: $0.concurrency, deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds,
+                delegate: DecliningRedirects())
+        }
+    }
+
+    /// The multipart session follows no redirect (RELIABILITY rule 10): a 3xx ends the step
+    /// like any other answer that is not 2xx.
+    private final class DecliningRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
+        }
+    }
+
+    public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        guard let origin = HTTPOrigin(request.url) else {
+            completion(.refused("invalid upload URL '\(request.url)'"))
+            return
+        }
+        let key = nextKey.withLock { key in
+            key += 1
+            return key
+        }
+        if let multipart, let session = multipartSession, request.size > multipart.partSize {
+            let upload = S3MultipartUpload(
+                request, plan: S3PartPlan(size: request.size, preferredPartSize: multipart.partSize), session: session,
+                signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
+            ) { [self] outcome in
+                multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
+                completion(outcome)
+            }
+            multipartUploads.withLock { $0[key] = upload }
+            hashing.async { upload.start() }
+            return
+        }
+        waiting.withLock { $0[key] = false }
+        hashing.async { [self] in
+            let payloadHash: String
+            do {
+                payloadHash = SigV4Signer.hex(try BodyDigest.sha256(of: [.blob(request.body)]))
+            } catch {
+                waiting.withLock { _ = $0.removeValue(forKey: key) }
+                completion(.network("could not hash the payload for S3: \(error)"))
+                return
+            }
+            guard waiting.withLock({ $0.removeValue(forKey: key) }) == false else {
+                completion(.cancelled)
+                return
+            }
+            var signed = request
+            let (path, query) = S3SigningTransport.pathAndQuery(of: request.url)
+            let headers = signer.headers(
+                method: request.method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,
+                payloadHash: payloadHash, date: clock.now())
+            // A configured header of the same name must not replace a signed one.
+            let names = Set(headers.keys.map { $0.lowercased() })
+            signed.headers = signed.headers.filter { !names.contains($0.key.lowercased()) }
+            for (name, value) in headers { signed.headers[name] = value }
+            inner.start(signed) { outcome in completion(S3ErrorClassifier.judge(outcome)) }
+        }
+    }
+
+    public func cancelAll() {
+        waiting.withLock { all in for key in all.keys { all[key] = true } }
+        for upload in multipartUploads.withLock({ Array($0.values) }) { upload.cancel() }
+        inner.cancelAll()
+    }
+
+    /// The `Host` header the HTTP client sends for `origin`: the port only when not the default.
+    static func hostHeader(_ origin: HTTPOrigin) -> String {
+        origin.port == (origin.scheme == "https" ? 443 : 80) ? origin.host : "\(origin.host):\(origin.port)"
+    }
+
+    /// The path (as sent, still percent-encoded) and the raw query of an absolute URL.
+    static func pathAndQuery(of url: String) -> (path: String, query: String) {
+        guard let schemeEnd = url.firstRange(of: "://") else { return ("/", "") }
+        let afterAuthority = url[schemeEnd.upperBound...].drop { $0 != "/" && $0 != "?" && $0 != "#" }
+        let withoutFragment = afterAuthority.prefix { $0 != "#" }
+        let path = withoutFragment.prefix { $0 != "?" }
+        let query = withoutFragment.dropFirst(path.count).dropFirst()
+        return (path.isEmpty ? "/" : String(path), String(query))
+    }
+}

