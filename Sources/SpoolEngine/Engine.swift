@@ -188,7 +188,9 @@ public final class Engine {
             return nil
         }
         try compactIndexIfLarge()
-        let timeout = observers.timeout(self, now: now, milliseconds: stopping ? stopPollTimeout(now: now) : pollTimeout(now: now))
+        // A recycle that came due in this step waits like any stop: woken by its grace's end.
+        let timeout = observers.timeout(
+            self, now: now, milliseconds: summary.stop != nil ? stopPollTimeout(now: now) : pollTimeout(now: now))
         return now.adding(milliseconds: Int64(timeout))
     }
 

@@ -76,4 +76,21 @@ final class StopTimeTests: EngineTestCase {
         XCTAssertEqual(attempts(in: .pending), [0, 0], "the cancelled attempt is handed back uncounted", line: line)
         XCTAssertEqual(temp.names(in: .inflight), [], line: line)
     }
+
+    func testRecycle_afterItsRequests_takesNoNewWork_andCancelsAfterItsGrace() throws {
+        try drop("a.txt")
+        try drop("b.txt")
+        var configuration = configuration(concurrency: 1)
+        configuration.recycleAfterRequests = 1
+        configuration.recycleGraceSeconds = 30
+        let embedded = try start(configuration)
+        XCTAssertEqual(embedded.transport.inFlight, 1)
+
+        try embedded.advanceTime(to: 29.999)
+        XCTAssertNil(embedded.summary, "the upload in flight gets the recycle's grace")
+        XCTAssertEqual(embedded.transport.cancelTimes, [])
+        try embedded.advanceTime(to: 30)
+        try assertCancelledAndHandedBack(embedded, at: 30, stop: .recycle)
+        XCTAssertEqual(embedded.transport.started.count, 1, "no new request once the recycle is due")
+    }
 }
