@@ -193,8 +193,10 @@ final class ConnectionFaultTests: XCTestCase {
 
     /// Peak RSS allowed while a server floods spoold with an answer. An idle daemon holds about
     /// 37 MiB; the flood adds what FoundationNetworking allocates until the cut's cancel gets
-    /// through its work queue (measured: 0 to ~50 MiB, see README "Known limits").
-    static let peakBoundKiB = 100 * 1024
+    /// through its work queue (measured: 0 to ~50 MiB alone, up to ~107 MiB once on a loaded
+    /// machine; see README "Known limits"). The bound is what the test can hold reliably; the old
+    /// transport, which buffered answers whole, grew past 1 GiB here.
+    static let peakBoundKiB = 192 * 1024
 
     func testOneGiBAnswer_memoryStaysFlat_itemUploaded_excerptKept() throws {
         let receiver = try startReceiver(.always(ScriptedResponse(status: 201, fault: .largeAnswer(bytes: 1 << 30))))
