@@ -77,6 +77,8 @@ final class CheckTests: XCTestCase {
         XCTAssertEqual(spool.itemFiles, ["pending/\(ids[0]).a3.blob", "pending/\(ids[0]).a3.json"])
         let history = try spool.json("pending/\(ids[0]).a3.json")["attempts"] as? [[String: Any]] ?? []
         XCTAssertEqual(history.map { $0["outcome"] as? String }, ["interrupted"])
+        let show = try SpooldProcess.run(["show", "--spool", spool.path, ids[0]])
+        XCTAssertTrue(show.stdout.contains("attempts  3 (0 answered, 3 interrupted)\n"), show.stdout)
 
         // The same with --max-interrupted 3: the third interruption uses the budget up.
         try FileManager.default.moveItem(atPath: spool.root + "/aside.blob", toPath: first + ".blob")
