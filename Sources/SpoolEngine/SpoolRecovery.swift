@@ -37,8 +37,8 @@ public enum SpoolRecovery {
 
     /// Reads the index, plans repairs from the folders, does them, returns interrupted uploads to
     /// pending/ (count kept, the attempt recorded as `interrupted`) or failed/ (a budget used up),
-    /// and compacts the index. Idempotent: a crash
-    /// anywhere in here is just another crash, planned again from the files at the next start.
+    /// and compacts the index. Idempotent: a crash anywhere in here is just another crash, planned
+    /// again from the files at the next start.
     public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
         // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
         // an add: its files are not orphans. Wait for it, and keep the next one out until done.
