@@ -28,6 +28,9 @@ struct CheckCommand: SpooldCommand {
             OptionSpec("max-attempts", valueName: "N",
                        help: "With --repair: the daemon's --max-attempts, deciding whether an interrupted upload is retried.",
                        defaultDescription: "3"),
+            OptionSpec("max-interrupted", valueName: "N",
+                       help: "With --repair: the daemon's --max-interrupted, deciding whether an interrupted upload is retried.",
+                       defaultDescription: "\(RetryPolicy.defaultMaximumInterruptedAttempts)"),
             .flag("json", help: "Print JSON instead of text."),
         ],
         positionals: [])
@@ -35,12 +38,14 @@ struct CheckCommand: SpooldCommand {
     var spoolPath: String
     var repair: Bool
     var maximumAttempts: Int
+    var maximumInterruptedAttempts: Int
     var json: Bool
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         repair = arguments.flag("repair")
         maximumAttempts = try arguments.int("max-attempts", range: 1...100) ?? 3
+        maximumInterruptedAttempts = try arguments.int("max-interrupted", range: 1...1000) ?? RetryPolicy.defaultMaximumInterruptedAttempts
         json = arguments.flag("json")
     }
 
@@ -58,10 +63,11 @@ struct CheckCommand: SpooldCommand {
             var log = context.log
             log.minimumLevel = .error  // what was done is printed below, once
             let outcome = try SpoolRecovery.run(
-                spool: spool, policy: RetryPolicy(maximumAttempts: maximumAttempts), now: context.clock.now(), log: log)
+                spool: spool, policy: RetryPolicy(maximumAttempts: maximumAttempts, maximumInterruptedAttempts: maximumInterruptedAttempts),
+                now: context.clock.now(), log: log)
             repaired = outcome.notes
             if outcome.requeued > 0 { repaired.append("\(outcome.requeued) interrupted upload(s) returned to pending/ (attempts kept)") }
-            if outcome.failed > 0 { repaired.append("\(outcome.failed) interrupted upload(s) were their last attempt: moved to failed/") }
+            if outcome.failed > 0 { repaired.append("\(outcome.failed) interrupted upload(s) had used up their attempts: moved to failed/") }
             let problems = try Self.problems(in: spool, daemonRuns: false)
             withExtendedLifetime(lock) {}
             return report(spool, problems: problems, repaired: repaired, context: context)

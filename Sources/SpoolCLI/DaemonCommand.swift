@@ -57,8 +57,12 @@ struct DaemonCommand {
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256).", defaultDescription: "4"),
-                OptionSpec("max-attempts", valueName: "N", help: "Attempts per item before it is parked in failed/ (1-100).",
+                OptionSpec("max-attempts", valueName: "N",
+                           help: "Answered attempts per item (the server or the network said something) before it is parked in failed/ (1-100).",
                            defaultDescription: "3"),
+                OptionSpec("max-interrupted", valueName: "N",
+                           help: "Interrupted attempts per item (spoold was killed or crashed during the upload, so no outcome was recorded) before start-up recovery parks it in failed/ (1-1000). See README 'Crash safety'.",
+                           defaultDescription: "\(RetryPolicy.defaultMaximumInterruptedAttempts)"),
                 OptionSpec("retry-base", valueName: "SECONDS",
                            help: "Backoff before the second attempt; doubles after each failure, with jitter.",
                            defaultDescription: "1"),
@@ -177,6 +181,8 @@ struct DaemonCommand {
         }
         let policy = RetryPolicy(
             maximumAttempts: try arguments.int("max-attempts", range: 1...100) ?? 3,
+            maximumInterruptedAttempts: try arguments.int("max-interrupted", range: 1...1000)
+                ?? RetryPolicy.defaultMaximumInterruptedAttempts,
             baseDelaySeconds: try arguments.seconds("retry-base", range: 0...86_400) ?? 1,
             maximumBackoffSeconds: try arguments.seconds("max-backoff", range: 0...604_800) ?? 300)
         configuration = EngineConfiguration(

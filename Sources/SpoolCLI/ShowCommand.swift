@@ -47,16 +47,17 @@ struct ShowCommand: SpooldCommand {
         }
         context.print("id        \(item.id)")
         context.print("state     \(item.location.state.rawValue) (\(folder.rawValue)/\(item.id).a\(item.location.attempt).*)")
-        context.print("attempts  \(item.location.attempt)")
+        let read = item.hasJSON ? Result { try spool.readMetadata(item.id, at: item.location) } : nil
+        context.print("attempts  \(item.location.attempt)\((try? read?.get()).map { Self.split(item.location, $0) } ?? "")")
         if item.location.state == .pending, let due = item.jsonModified {
             context.print("next try  \(due.iso8601)")
         }
-        guard item.hasJSON else {
+        guard let read else {
             context.print("metadata  missing (blob \(item.blobSize.map(Output.bytes) ?? "missing"))")
             return .success
         }
         let metadata: ItemMetadata
-        do { metadata = try spool.readMetadata(item.id, at: item.location) } catch {
+        do { metadata = try read.get() } catch {
             context.print("metadata  unreadable: \(error)")
             return .success
         }
@@ -76,6 +77,15 @@ struct ShowCommand: SpooldCommand {
             if let excerpt = a.responseExcerpt { context.print("          response: \(oneLine(excerpt, max: 200))") }
         }
         return .success
+    }
+
+    /// ` (2 answered, 3 interrupted)` when a crash interrupted some of the attempts counted in N
+    /// (README "Two attempt budgets"); empty otherwise.
+    private static func split(_ location: ItemLocation, _ metadata: ItemMetadata) -> String {
+        let inProgress = location.state == .inflight ? 1 : 0
+        let tally = AttemptTally(ended: location.attempt - inProgress, history: metadata.attempts)
+        guard tally.interrupted > 0 else { return "" }
+        return " (\(tally.answered) answered, \(tally.interrupted) interrupted\(inProgress == 1 ? ", 1 in progress" : ""))"
     }
 }
 

@@ -23,4 +23,14 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
         self.error = error
         self.responseExcerpt = responseExcerpt
     }
+
+    /// Whether this attempt ended with an outcome (`success`, `retryable`, `final`), as opposed to
+    /// `interrupted` (or a word this version does not know, counted the same way: that budget is
+    /// the larger one). `outage` attempts are handed back and never enter the history.
+    public var isAnswered: Bool {
+        switch UploadOutcome.Class(rawValue: outcome) {
+        case .success, .retryable, .final: true
+        case .outage, nil: false
+        }
+    }
 }

@@ -60,10 +60,13 @@ public struct ItemLifecycle: Equatable, Sendable {
 
     /// Applies the outcome of the attempt in progress.
     /// - Parameters:
+    ///   - earlier: how the attempts before this one ended (`AttemptTally(ended: N - 1, history:)`
+    ///     from the json); nil means they were all answered.
     ///   - keepDone: move accepted items to done/ instead of deleting them.
     ///   - unitRandom: in `[0, 1)`, for the backoff jitter.
     public mutating func finish(
-        _ outcome: UploadOutcome, policy: RetryPolicy, now: Timestamp, unitRandom: Double, keepDone: Bool = false
+        _ outcome: UploadOutcome, policy: RetryPolicy, earlier: AttemptTally? = nil, now: Timestamp, unitRandom: Double,
+        keepDone: Bool = false
     ) -> Action {
         precondition(location.state == .inflight, "finish of an item in \(location)")
         let from = location
@@ -79,14 +82,16 @@ public struct ItemLifecycle: Equatable, Sendable {
             // The endpoint was unreachable: not the item's fault, so the attempt is handed back.
             return handBack(now: now)
         case .retryable:
-            guard policy.allowsAnotherAttempt(after: from.attempt) else {
+            let before = earlier ?? AttemptTally(answered: from.attempt - 1, interrupted: 0)
+            let tally = before.addingAnswered()
+            if let used = policy.exhaustedBudget(tally) {
                 location = ItemLocation(.failed, attempt: from.attempt)
-                return .fail(
-                    from: from, to: location,
-                    reason: "\(outcome.summary) on attempt \(from.attempt) of \(policy.maximumAttempts)")
+                // "on attempt 3 of 3" when no crash got in the way; else say which budget is used up.
+                let budget = tally.interrupted == 0 ? " of \(policy.maximumAttempts)" : " (\(used))"
+                return .fail(from: from, to: location, reason: "\(outcome.summary) on attempt \(from.attempt)\(budget)")
             }
             let delay = policy.delaySeconds(
-                afterAttempt: from.attempt, unitRandom: unitRandom, retryAfterSeconds: outcome.retryAfterSeconds)
+                afterAttempt: tally.answered, unitRandom: unitRandom, retryAfterSeconds: outcome.retryAfterSeconds)
             location = ItemLocation(.pending, attempt: from.attempt)
             notBefore = now.adding(seconds: delay)
             return .requeue(from: from, to: location, notBefore: notBefore)
@@ -124,16 +129,17 @@ public struct ItemLifecycle: Equatable, Sendable {
     /// The item is deleted wherever it is (the caller checks that no upload of it is running).
     public func purge() -> Action { .purge(from: location) }
 
-    /// An item found in inflight/ at start-up: its attempt stays counted (RELIABILITY rule 7),
-    /// and it may be tried again at once unless that attempt was its last.
-    public mutating func recoverInterrupted(policy: RetryPolicy, now: Timestamp) -> Action {
+    /// An item found in inflight/ at start-up: its attempt was interrupted (no outcome recorded).
+    /// The attempt stays counted in `N` (RELIABILITY rule 7) but against the interrupted budget,
+    /// so a crash does not use up an innocent item's answered attempts; the item may be tried
+    /// again at once unless a budget is used up (then to failed/).
+    /// - Parameter earlier: how the attempts before this one ended (`AttemptTally(ended: N - 1, history:)`).
+    public mutating func recoverInterrupted(policy: RetryPolicy, earlier: AttemptTally, now: Timestamp) -> Action {
         precondition(location.state == .inflight, "recovery of an item in \(location)")
         let from = location
-        guard policy.allowsAnotherAttempt(after: from.attempt) else {
+        if let used = policy.exhaustedBudget(earlier.addingInterrupted()) {
             location = ItemLocation(.failed, attempt: from.attempt)
-            return .fail(
-                from: from, to: location,
-                reason: "interrupted on attempt \(from.attempt) of \(policy.maximumAttempts) (spoold stopped mid-upload)")
+            return .fail(from: from, to: location, reason: "interrupted on attempt \(from.attempt): \(used)")
         }
         location = ItemLocation(.pending, attempt: from.attempt)
         notBefore = now

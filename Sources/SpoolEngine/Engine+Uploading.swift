@@ -136,9 +136,10 @@ extension Engine {
             if cancelling && outcome.wasCancelled {
                 action = lifecycle.handBack(now: now)
             } else {
+                // The json read at the claim holds the history of the attempts before this one.
                 action = lifecycle.finish(
-                    outcome, policy: configuration.policy, now: now, unitRandom: clock.unitRandom(),
-                    keepDone: configuration.keepDone)
+                    outcome, policy: configuration.policy, earlier: AttemptTally(ended: attempt - 1, history: upload.metadata.attempts),
+                    now: now, unitRandom: clock.unitRandom(), keepDone: configuration.keepDone)
             }
             var metadata = upload.metadata
             // The json is readable by other users: a redirect's or a refused URL's secrets stay out.

@@ -13,7 +13,7 @@ public enum SpoolRecovery {
         public var repaired = 0
         /// Interrupted uploads returned to pending/ (attempt kept).
         public var requeued = 0
-        /// Interrupted uploads that were their item's last attempt: parked in failed/.
+        /// Interrupted uploads whose item used up a budget (`RetryPolicy.exhaustedBudget`): parked in failed/.
         public var failed = 0
         /// Those parked items, for `--on-failure` (told once the recovery's commit is durable).
         public var parked: [ItemOutcomeEvent] = []
@@ -36,8 +36,9 @@ public enum SpoolRecovery {
     }
 
     /// Reads the index, plans repairs from the folders, does them, returns interrupted uploads to
-    /// pending/ (count kept) or failed/ (last attempt), and compacts the index. Idempotent: a crash
-    /// anywhere in here is just another crash, planned again from the files at the next start.
+    /// pending/ (count kept, the attempt recorded as `interrupted`) or failed/ (a budget used up),
+    /// and compacts the index. Idempotent: a crash anywhere in here is just another crash, planned
+    /// again from the files at the next start.
     public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
         // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
         // an add: its files are not orphans. Wait for it, and keep the next one out until done.
@@ -83,11 +84,13 @@ public enum SpoolRecovery {
         }
         for (id, location) in inflight.sorted(by: { $0.0 < $1.0 }) {
             var lifecycle = ItemLifecycle(location: location, notBefore: now)
-            let action = lifecycle.recoverInterrupted(policy: policy, now: now)
             var metadata = try? spool.readMetadata(id, at: location)
+            // Unreadable metadata counts every earlier attempt as interrupted; the claim parks it anyway.
+            let earlier = AttemptTally(ended: location.attempt - 1, history: metadata?.attempts ?? [])
+            let action = lifecycle.recoverInterrupted(policy: policy, earlier: earlier, now: now)
             metadata?.attempts.append(AttemptRecord(
                 number: location.attempt, startedAt: now, finishedAt: now, outcome: "interrupted",
-                error: "spoold stopped during this attempt (crash or kill); it counts"))
+                error: "spoold stopped during this attempt (crash or kill); it counts against --max-interrupted"))
             switch action {
             case .requeue(_, _, let notBefore):
                 interrupted.append(SpoolTransition(action.record(for: id), metadata: metadata, notBefore: notBefore))

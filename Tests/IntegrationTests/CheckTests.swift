@@ -57,6 +57,40 @@ final class CheckTests: XCTestCase {
         XCTAssertEqual(try check(spool).exitCode, 0, "a second check is clean")
     }
 
+    func testCheckRepair_usesTheInterruptedBudget_notMaxAttempts() throws {
+        let spool = try TestSpool(self)
+        let ids = try enqueue(spool, count: 2)
+        // As daemons killed during three attempts of each leave them: .a3 in inflight/, no answer recorded.
+        for id in ids {
+            for kind in ["blob", "json"] {
+                try FileManager.default.moveItem(
+                    atPath: "\(spool.path)/pending/\(id).a0.\(kind)", toPath: "\(spool.path)/inflight/\(id).a3.\(kind)")
+            }
+        }
+        let first = spool.path + "/inflight/\(ids[1]).a3"
+        try FileManager.default.moveItem(atPath: first + ".blob", toPath: spool.root + "/aside.blob")
+        try FileManager.default.moveItem(atPath: first + ".json", toPath: spool.root + "/aside.json")
+
+        // Three interruptions with --max-attempts 3: still under the default budget of 10.
+        let repair = try check(spool, ["--repair"])
+        XCTAssertEqual(repair.exitCode, 0, repair.stdout + repair.stderr)
+        XCTAssertEqual(spool.itemFiles, ["pending/\(ids[0]).a3.blob", "pending/\(ids[0]).a3.json"])
+        let history = try spool.json("pending/\(ids[0]).a3.json")["attempts"] as? [[String: Any]] ?? []
+        XCTAssertEqual(history.map { $0["outcome"] as? String }, ["interrupted"])
+        let show = try SpooldProcess.run(["show", "--spool", spool.path, ids[0]])
+        XCTAssertTrue(show.stdout.contains("attempts  3 (0 answered, 3 interrupted)\n"), show.stdout)
+
+        // The same with --max-interrupted 3: the third interruption uses the budget up.
+        try FileManager.default.moveItem(atPath: spool.root + "/aside.blob", toPath: first + ".blob")
+        try FileManager.default.moveItem(atPath: spool.root + "/aside.json", toPath: first + ".json")
+        let strict = try check(spool, ["--repair", "--max-interrupted", "3"])
+        XCTAssertEqual(strict.exitCode, 0, strict.stdout + strict.stderr)
+        XCTAssertTrue(strict.stdout.contains("repaired: 1 interrupted upload(s) had used up their attempts: moved to failed/"), strict.stdout)
+        XCTAssertTrue(spool.itemFiles.contains("failed/\(ids[1]).a3.json"), "\(spool.itemFiles)")
+        let reason = try spool.json("failed/\(ids[1]).a3.json")["failureReason"] as? String
+        XCTAssertEqual(reason, "interrupted on attempt 3: spoold stopped mid-upload 3 times (at most 3)")
+    }
+
     func testCheck_garbageJSONSizeMismatchAndStray_areReported_andLeftForTheDaemon() throws {
         let spool = try TestSpool(self)
         let ids = try enqueue(spool, count: 2)

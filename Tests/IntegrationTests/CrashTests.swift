@@ -6,7 +6,8 @@ import XCTest
 /// Crash points (`SPOOLD_CRASH_AT`): every transition is cut at every step by a SIGKILL the binary
 /// sends itself; then recovery runs (and is itself cut at a recovery point when it has work to do),
 /// runs again, and the spool must be consistent: every item uploaded or in failed/ with a reason,
-/// nothing left in pending/, inflight/ or tmp/, no upload after a recorded success, attempts bounded,
+/// nothing left in pending/, inflight/ or tmp/, no upload after a recorded success, attempts bounded
+/// (--max-attempts answered ones, plus one the crash interrupted),
 /// and `spoold check` clean.
 final class CrashTests: XCTestCase {
     /// The transitions a crash can cut, each set up the way it happens in real use.
@@ -174,8 +175,10 @@ final class CrashTests: XCTestCase {
         for id in recordedDone {
             XCTAssertEqual(counts[id], requestsAtCrash[id], "\(label): \(id) was uploaded again after its success was recorded")
         }
+        // A crash after a request went out but before its outcome was recorded leaves an interrupted
+        // attempt, which counts against --max-interrupted, not --max-attempts: one more request.
         for (id, n) in counts {
-            XCTAssertLessThanOrEqual(n, maximumAttempts, "\(label): \(id) was sent \(n) times")
+            XCTAssertLessThanOrEqual(n, maximumAttempts + 1, "\(label): \(id) was sent \(n) times")
         }
     }
 

@@ -16,7 +16,7 @@ final class CurlEndpointRulesTests: EndpointRulesTests {
     override func testHooks_networkFailureHasAnEmptyStatus() throws { try transportIndependent() }
     override func testHooks_aHangingHookIsKilledAfterItsTimeout_andUploadsNeverWaitForHooks() throws { try transportIndependent() }
     override func testHooks_emptyCommandOrBadTimeout_isAUsageError() throws { try transportIndependent() }
-    override func testHooks_anUploadInterruptedOnItsLastAttempt_runsOnFailureWhenRecoveryParksIt() throws {
+    override func testHooks_anUploadInterruptedOnceTooOften_runsOnFailureWhenRecoveryParksIt() throws {
         try transportIndependent()
     }
 }

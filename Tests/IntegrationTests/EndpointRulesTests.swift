@@ -297,7 +297,7 @@ class EndpointRulesTests: XCTestCase {
         }
     }
 
-    func testHooks_anUploadInterruptedOnItsLastAttempt_runsOnFailureWhenRecoveryParksIt() throws {
+    func testHooks_anUploadInterruptedOnceTooOften_runsOnFailureWhenRecoveryParksIt() throws {
         let receiver = try startReceiver()
         let spool = try TestSpool(self)
         let dir = spool.root + "/hooks"
@@ -307,13 +307,14 @@ class EndpointRulesTests: XCTestCase {
         let enqueued = try SpooldProcess.run(["enqueue", "--spool", spool.path, file])
         XCTAssertEqual(enqueued.exitCode, 0, enqueued.stderr)
         let id = try XCTUnwrap(enqueued.lines.first)
-        // As a daemon killed during its third attempt leaves it: in inflight/, attempt 3 counted.
+        // As a daemon killed during each of three attempts leaves it: in inflight/, attempt 3 counted,
+        // no answer in the history; --max-interrupted 3 makes this third interruption the last.
         for kind in ["blob", "json"] {
             try FileManager.default.moveItem(
                 atPath: "\(spool.path)/pending/\(id).a0.\(kind)", toPath: "\(spool.path)/inflight/\(id).a3.\(kind)")
         }
 
-        let result = try drain(spool, receiver, ["--on-failure", recordingHook("failed", into: dir)])
+        let result = try drain(spool, receiver, ["--on-failure", recordingHook("failed", into: dir), "--max-interrupted", "3"])
 
         XCTAssertEqual(result.exitCode, 1, "recovery parked the item during this drain: \(result.stderr)")
         XCTAssertEqual(receiver.requests.count, 0)
@@ -321,6 +322,6 @@ class EndpointRulesTests: XCTestCase {
         XCTAssertEqual(failed.count, 1, result.stderr)
         XCTAssertEqual(failed.first?[0], id)
         XCTAssertEqual(failed.first?[1], "cut.txt")
-        XCTAssertTrue(failed.first?[5].contains("interrupted on attempt 3 of 3") ?? false, "\(failed)")
+        XCTAssertTrue(failed.first?[5].contains("interrupted on attempt 3: spoold stopped mid-upload 3 times (at most 3)") ?? false, "\(failed)")
     }
 }

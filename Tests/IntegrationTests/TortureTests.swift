@@ -4,7 +4,8 @@ import XCTest
 
 /// kill -9 at random moments while the daemon works, many times, then drain (RELIABILITY.md,
 /// "Tests that prove it"): nothing is lost, the spool ends empty, duplicates are bounded by what
-/// was in flight; and a daemon killed on every try of an item still gives up after three.
+/// was in flight; a daemon killed on every try of an item still gives up (after --max-interrupted
+/// tries), and kills do not use up an innocent item's --max-attempts.
 final class TortureTests: XCTestCase {
     func testKill9_manyTimesWhileUploading_thenDrain_losesNothingAndDuplicatesOnlyWhatWasInFlight() throws {
         let seed = ProcessInfo.processInfo.environment["SPOOLD_TORTURE_SEED"].flatMap { UInt64($0) }
@@ -94,13 +95,14 @@ final class TortureTests: XCTestCase {
     /// RELIABILITY rule 4: the attempt is counted on disk before the request goes out, so a daemon
     /// that dies during every try (here the receiver SIGKILLs it when the request arrives) still
     /// gives up after three.
-    func testKilledOnEveryTry_givesUpAfterThreeAttempts() throws {
+    /// An item that kills spoold on every try still ends in failed/: each start counts the attempt
+    /// (`.aN`) before the request, and recovery parks the item once --max-interrupted (default 10)
+    /// interrupted attempts are used up. N counts every attempt started, so it is `.a10`.
+    func testKilledOnEveryTry_givesUpAfterTheInterruptedBudget() throws {
         let spool = try TestSpool(self)
         let lockPath = spool.path + "/spoold.lock"
-        // The daemon writes its pid into the lock before it works, so the script knows whom to kill.
         let receiver = UploadReceiver(script: ResponseScript { _ in
-            let text = (try? String(contentsOfFile: lockPath, encoding: .utf8)) ?? ""
-            if let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(pid, SIGKILL) }
+            Self.killDaemon(lockPath: lockPath)
             return .faulted(.neverAnswer)
         })
         try receiver.start()
@@ -110,24 +112,78 @@ final class TortureTests: XCTestCase {
 
         var killed = 0
         var last: SpooldProcess.Result?
-        for _ in 0..<6 {
+        for _ in 0..<14 {
             let result = try SpooldProcess.run(options, timeout: 30)
             if result.signal == SIGKILL { killed += 1; continue }
             last = result
             break
         }
 
-        XCTAssertEqual(killed, 3, "killed on each of the three attempts")
-        XCTAssertEqual(last?.exitCode, 1, "the fourth start parks the item and exits 1: \(last?.stderr ?? "")")
-        XCTAssertEqual(receiver.requests.count, 3)
+        XCTAssertEqual(killed, 10, "killed on each of the ten attempts --max-interrupted allows")
+        XCTAssertEqual(last?.exitCode, 1, "the eleventh start parks the item and exits 1: \(last?.stderr ?? "")")
+        XCTAssertEqual(receiver.requests.count, 10)
         XCTAssertEqual(Set(receiver.requests.compactMap { $0.header("Idempotency-Key") }).count, 1)
         let failed = spool.files(in: "failed")
         XCTAssertEqual(failed.count, 2)
-        XCTAssertTrue(failed.allSatisfy { $0.contains(".a3.") }, "\(failed)")
+        XCTAssertTrue(failed.allSatisfy { $0.contains(".a10.") }, "\(failed)")
         let json = try spool.json("failed/" + (failed.first { $0.hasSuffix(".json") } ?? ""))
-        XCTAssertTrue((json["failureReason"] as? String ?? "").contains("interrupted"), "\(json)")
+        XCTAssertEqual(json["failureReason"] as? String, "interrupted on attempt 10: spoold stopped mid-upload 10 times (at most 10)")
         let attempts = json["attempts"] as? [[String: Any]] ?? []
-        XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["interrupted", "interrupted", "interrupted"])
+        XCTAssertEqual(attempts.map { $0["outcome"] as? String }, Array(repeating: "interrupted", count: 10))
         XCTAssertEqual(spool.itemFiles.filter { !$0.hasPrefix("failed/") }, [])
+    }
+
+    /// The other side: kills while a slow receiver holds an item do not use up its --max-attempts.
+    /// Answered 500, killed, 500, killed three times (once on what was its last answered attempt),
+    /// then 201: uploaded as `.a7`, not dead-lettered.
+    func testKilledFourTimesWhileTheReceiverHoldsTheItem_theItemIsStillUploaded() throws {
+        let spool = try TestSpool(self)
+        let lockPath = spool.path + "/spoold.lock"
+        let killAt: Set<Int> = [1, 3, 4, 5]
+        let receiver = UploadReceiver(script: ResponseScript { request in
+            if killAt.contains(request.index) {
+                Self.killDaemon(lockPath: lockPath)
+                return .faulted(.neverAnswer)
+            }
+            return request.index < 3 ? .status(500) : .status(201)
+        })
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let bytes = payload(64, seed: 7)
+        try spool.drop("innocent.bin", bytes)
+        let options = [
+            "drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.01", "--settle", "0",
+            "--max-attempts", "3", "--keep-done",
+        ]
+
+        var killed = 0
+        var last: SpooldProcess.Result?
+        for _ in 0..<8 {
+            let result = try SpooldProcess.run(options, timeout: 30)
+            if result.signal == SIGKILL { killed += 1; continue }
+            last = result
+            break
+        }
+
+        XCTAssertEqual(killed, 4)
+        XCTAssertEqual(last?.exitCode, 0, "uploaded: \(last?.stderr ?? "")")
+        XCTAssertEqual(receiver.requests.count, 7)
+        XCTAssertEqual(Set(receiver.requests.compactMap { $0.header("Idempotency-Key") }).count, 1)
+        XCTAssertTrue(receiver.requests.contains { $0.answeredStatus == 201 && $0.bodyComplete && $0.body == bytes })
+        XCTAssertEqual(spool.files(in: "failed"), [])
+        let done = spool.files(in: "done")
+        XCTAssertTrue(done.count == 2 && done.allSatisfy { $0.contains(".a7.") }, "N counts every attempt started: \(done)")
+        let json = try spool.json("done/" + (done.first { $0.hasSuffix(".json") } ?? ""))
+        let attempts = json["attempts"] as? [[String: Any]] ?? []
+        XCTAssertEqual(
+            attempts.map { $0["outcome"] as? String },
+            ["retryable", "interrupted", "retryable", "interrupted", "interrupted", "interrupted", "success"])
+        XCTAssertEqual(spool.itemFiles.filter { !$0.hasPrefix("done/") }, [])
+    }
+
+    /// The daemon writes its pid into the lock before it works, so a script knows whom to kill.
+    private static func killDaemon(lockPath: String) {
+        let text = (try? String(contentsOfFile: lockPath, encoding: .utf8)) ?? ""
+        if let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(pid, SIGKILL) }
     }
 }

@@ -132,34 +132,100 @@ final class ItemLifecycleTests: XCTestCase {
             .requeue(from: ItemLocation(.inflight, attempt: 2), to: ItemLocation(.pending, attempt: 2), notBefore: t0.adding(seconds: 10)))
     }
 
-    func testRecoverInterrupted_keepsTheCount() {
+    private func interrupted(_ attempt: Int, answered: Int) -> AttemptTally {
+        AttemptTally(answered: answered, interrupted: attempt - 1 - answered)
+    }
+
+    func testRecoverInterrupted_withAttemptsLeft_keepsTheCountAndRetries() {
         var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 2), notBefore: t0)
         let now = t0.adding(seconds: 5)
         XCTAssertEqual(
-            item.recoverInterrupted(policy: policy, now: now),
+            item.recoverInterrupted(policy: policy, earlier: AttemptTally(answered: 1, interrupted: 0), now: now),
             .requeue(from: ItemLocation(.inflight, attempt: 2), to: ItemLocation(.pending, attempt: 2), notBefore: now))
         XCTAssertTrue(item.isDue(at: now))
     }
 
-    func testRecoverInterrupted_failsWhenItWasTheLastAttempt() {
+    func testRecoverInterrupted_onTheLastAnsweredAttempt_retriesWhileUnderTheInterruptedBudget() {
+        // Two answered 500s, then spoold killed during the third: the third did not use an answered attempt.
         var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 3), notBefore: t0)
-        let action = item.recoverInterrupted(policy: policy, now: t0)
-        guard case .fail(let from, let to, let reason) = action else { return XCTFail("\(action)") }
-        XCTAssertEqual(from, ItemLocation(.inflight, attempt: 3))
-        XCTAssertEqual(to, ItemLocation(.failed, attempt: 3))
-        XCTAssertTrue(reason.contains("interrupted"), reason)
+        XCTAssertEqual(
+            item.recoverInterrupted(policy: policy, earlier: AttemptTally(answered: 2, interrupted: 0), now: t0),
+            .requeue(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 3), notBefore: t0))
+        // The fourth attempt starts as .a4 and its answer is the third answered one: the last.
+        _ = item.claim()
+        XCTAssertEqual(item.location, ItemLocation(.inflight, attempt: 4))
+        let action = item.finish(.status(500), policy: policy, earlier: AttemptTally(answered: 2, interrupted: 1), now: t0, unitRandom: 0)
+        guard case .fail(_, let to, let reason) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(to, ItemLocation(.failed, attempt: 4))
+        XCTAssertEqual(reason, "HTTP 500 on attempt 4 (3 of 3 answered attempts used)")
     }
 
-    func testCrashingOnEveryAttempt_stillGivesUpAfterThree() {
-        // Rule 4: claim, crash, recover, claim, crash... the count survives each crash.
+    func testFinish_afterAnInterruptedAttempt_hasAnsweredAttemptsLeft() {
+        // .a3 after one interruption: only two answers so far, so a 500 is retried.
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 3), notBefore: t0)
+        let action = item.finish(.status(500), policy: policy, earlier: AttemptTally(answered: 1, interrupted: 1), now: t0, unitRandom: 0)
+        guard case .requeue(_, let to, let notBefore) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(to, ItemLocation(.pending, attempt: 3))
+        XCTAssertEqual(notBefore, t0.adding(seconds: 1), "the backoff follows the answered attempts (2: ceiling 2 s), not N")
+    }
+
+    func testRecoverInterrupted_failsWhenTheInterruptedBudgetIsUsedUp() {
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 10), notBefore: t0)
+        let action = item.recoverInterrupted(policy: policy, earlier: interrupted(10, answered: 0), now: t0)
+        guard case .fail(let from, let to, let reason) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(from, ItemLocation(.inflight, attempt: 10))
+        XCTAssertEqual(to, ItemLocation(.failed, attempt: 10))
+        XCTAssertEqual(reason, "interrupted on attempt 10: spoold stopped mid-upload 10 times (at most 10)")
+        XCTAssertEqual(FailureClass.classify(failureReason: reason, lastAttempt: nil), .interrupted)
+    }
+
+    func testRecoverInterrupted_failsWhenTheAnsweredAttemptsAreUsedUp() {
+        // Three answers already (--max-attempts lowered, or an operator's mv): no fourth.
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 4), notBefore: t0)
+        let action = item.recoverInterrupted(policy: policy, earlier: AttemptTally(answered: 3, interrupted: 0), now: t0)
+        guard case .fail(_, _, let reason) = action else { return XCTFail("\(action)") }
+        XCTAssertEqual(reason, "interrupted on attempt 4: 3 of 3 answered attempts used")
+    }
+
+    func testCrashingOnEveryAttempt_givesUpAfterTheInterruptedBudget() {
+        // Rule 4: claim, crash, recover, claim, crash... the count survives each crash, and the
+        // interrupted attempts it holds end the item in failed/ once their budget is used.
         var item = fresh()
         var actions: [ItemLifecycle.Action] = []
-        for _ in 1...3 {
+        var history: [AttemptRecord] = []
+        while item.state != .failed, actions.count < 100 {
             _ = item.claim()
-            actions.append(item.recoverInterrupted(policy: policy, now: t0))
+            let earlier = AttemptTally(ended: item.attemptsMade - 1, history: history)
+            actions.append(item.recoverInterrupted(policy: policy, earlier: earlier, now: t0))
+            history.append(AttemptRecord(number: item.attemptsMade, startedAt: t0, finishedAt: t0, outcome: "interrupted"))
         }
-        XCTAssertEqual(item.state, .failed)
+        XCTAssertEqual(item.location, ItemLocation(.failed, attempt: 10))
+        XCTAssertEqual(actions.count, 10)
         XCTAssertEqual(actions.filter { if case .fail = $0 { true } else { false } }.count, 1)
+        // --max-interrupted 1: the first crash parks it.
+        var strict = fresh()
+        _ = strict.claim()
+        let action = strict.recoverInterrupted(policy: RetryPolicy(maximumInterruptedAttempts: 1), earlier: AttemptTally(answered: 0, interrupted: 0), now: t0)
+        guard case .fail = action else { return XCTFail("\(action)") }
+    }
+
+    func testInnocentItem_survivesManyCrashesAndIsUploaded() {
+        // Killed during four attempts (a slow receiver), then answered: never parked.
+        var item = fresh()
+        var history: [AttemptRecord] = []
+        for _ in 1...4 {
+            _ = item.claim()
+            let action = item.recoverInterrupted(
+                policy: policy, earlier: AttemptTally(ended: item.attemptsMade - 1, history: history), now: t0)
+            guard case .requeue = action else { return XCTFail("\(action)") }
+            history.append(AttemptRecord(number: item.attemptsMade, startedAt: t0, finishedAt: t0, outcome: "interrupted"))
+        }
+        _ = item.claim()
+        let earlier = AttemptTally(ended: item.attemptsMade - 1, history: history)
+        XCTAssertEqual(earlier, AttemptTally(answered: 0, interrupted: 4))
+        XCTAssertEqual(
+            item.finish(.status(201), policy: policy, earlier: earlier, now: t0, unitRandom: 0),
+            .complete(from: ItemLocation(.inflight, attempt: 5), to: nil))
     }
 
     func testHandBack_returnsTheAttempt() {

@@ -4,10 +4,20 @@ import XCTest
 final class RetryPolicyTests: XCTestCase {
     func testAllowsAnotherAttempt_untilTheMaximum() {
         let p = RetryPolicy(maximumAttempts: 3)
-        XCTAssertTrue(p.allowsAnotherAttempt(after: 0))
-        XCTAssertTrue(p.allowsAnotherAttempt(after: 2))
-        XCTAssertFalse(p.allowsAnotherAttempt(after: 3))
-        XCTAssertFalse(p.allowsAnotherAttempt(after: 4))
+        XCTAssertTrue(p.allowsAnotherAttempt(after: AttemptTally(answered: 0, interrupted: 0)))
+        XCTAssertTrue(p.allowsAnotherAttempt(after: AttemptTally(answered: 2, interrupted: 0)))
+        XCTAssertFalse(p.allowsAnotherAttempt(after: AttemptTally(answered: 3, interrupted: 0)))
+        XCTAssertFalse(p.allowsAnotherAttempt(after: AttemptTally(answered: 4, interrupted: 0)))
+    }
+
+    func testInterruptedAttempts_haveTheirOwnLargerBudget() {
+        let p = RetryPolicy(maximumAttempts: 3)
+        XCTAssertEqual(p.maximumInterruptedAttempts, 10)
+        XCTAssertTrue(p.allowsAnotherAttempt(after: AttemptTally(answered: 2, interrupted: 9)), "12 started, neither budget used up")
+        XCTAssertFalse(p.allowsAnotherAttempt(after: AttemptTally(answered: 0, interrupted: 10)))
+        XCTAssertEqual(p.exhaustedBudget(AttemptTally(answered: 0, interrupted: 10)), "spoold stopped mid-upload 10 times (at most 10)")
+        XCTAssertEqual(p.exhaustedBudget(AttemptTally(answered: 3, interrupted: 1)), "3 of 3 answered attempts used")
+        XCTAssertNil(RetryPolicy(maximumInterruptedAttempts: 11).exhaustedBudget(AttemptTally(answered: 0, interrupted: 10)))
     }
 
     func testJitter_staysBetweenHalfCeilingAndCeiling() {
