@@ -48,14 +48,7 @@ enum Output {
     }
 
     /// `1.5 KiB`, `3.2 MiB`.
-    static func bytes(_ count: Int64) -> String {
-        if count < 1024 { return "\(count) B" }
-        let units = ["KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count) / 1024
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
-        return "\(Double(Int(value * 10)) / 10) \(units[unit])"
-    }
+    static func bytes(_ count: Int64) -> String { ByteText.format(count) }
 
     /// `42s`, `5m`, `3h`, `2d`.
     static func age(_ seconds: Double) -> String {

@@ -31,8 +31,8 @@ public struct DrainProgress: Equatable, Sendable {
     }
 
     public var text: String {
-        var parts = ["\(itemsDone)/\(itemsTotal) items", "\(DrainProgress.bytes(bytesDone))/\(DrainProgress.bytes(bytesTotal))"]
-        parts.append(bytesPerSecond.map { "\(DrainProgress.bytes(Int64($0)))/s" } ?? "-/s")
+        var parts = ["\(itemsDone)/\(itemsTotal) items", "\(ByteText.format(bytesDone))/\(ByteText.format(bytesTotal))"]
+        parts.append(bytesPerSecond.map { "\(ByteText.format(Int64($0)))/s" } ?? "-/s")
         if paused {
             parts.append("endpoint unreachable, paused")
         } else {
@@ -40,17 +40,6 @@ public struct DrainProgress: Equatable, Sendable {
         }
         if retriesWaiting > 0 { parts.append(retriesWaiting == 1 ? "1 retry waiting" : "\(retriesWaiting) retries waiting") }
         return parts.joined(separator: ", ")
-    }
-
-    /// `512 B`, `3.1 MiB`.
-    static func bytes(_ count: Int64) -> String {
-        if count < 1024 { return "\(count) B" }
-        let units = ["KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count) / 1024
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 
     /// `42s`, `3m05s`, `2h10m`.
