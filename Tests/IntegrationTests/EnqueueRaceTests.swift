@@ -51,6 +51,11 @@ final class EnqueueRaceTests: XCTestCase {
             }
             defer { producing.leave() }
             for c in 0..<callsEach {
+                // Interleave with the daemon starts however fast this machine is: call c waits
+                // (5 s at most) until c/2 daemons have recovered and been killed at their crash
+                // point, so the last calls race the third start at least.
+                let gate = Date().addingTimeInterval(5)
+                while drains.values.filter({ $0.signal == SIGKILL }).count < c / 2, Date() < gate { usleep(2_000) }
                 let tag = "\(k)-\(c)"
                 var sources: [String] = []
                 var payloads: [[UInt8]] = []
