@@ -92,7 +92,7 @@ public final class SpoolMetrics: EngineObserver {
                      [UploadOutcome.Class.success, .retryable, .final, .outage].map { ([("outcome", $0.rawValue)], Double(uploads[$0] ?? 0)) })
         text.counter("spoold_uploaded_bytes_total", "Payload bytes accepted by the endpoint since start.", Double(uploadedBytes))
         text.histogram("spoold_upload_duration_seconds", "Duration of upload attempts, any outcome.", durations)
-        text.gauge("spoold_endpoint_up", "1 while the endpoint answers, 0 during an outage.", engine.outage == nil ? 1 : 0)
+        text.gauge("spoold_endpoint_up", "1 while the endpoint answers, 0 during an outage (unreachable, or refusing every upload).", engine.outage == nil ? 1 : 0)
         text.counter("spoold_dropped_total", "Pending items deleted to make room (--when-full drop-oldest) since start.", Double(dropped))
         return text.text
     }

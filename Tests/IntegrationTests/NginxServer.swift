@@ -46,32 +46,14 @@ final class NginxServer {
         try config.write(toFile: root + "/nginx.conf", atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-p", root, "-c", root + "/nginx.conf", "-g", "daemon off;"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try waitUntilListening()
+        try LoopbackServerProcess.start(process, port: port, attempts: 200, name: "nginx") { errorLog }
     }
 
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(atPath: root)
-    }
+    func stop() { LoopbackServerProcess.stop(process, root: root) }
 
     var errorLog: String { (try? String(contentsOfFile: root + "/logs/error.log", encoding: .utf8)) ?? "" }
 
     /// nginx has no readiness event we can wait on, so try to connect, a bounded number of times.
-    private func waitUntilListening() throws {
-        for _ in 0..<200 {
-            if NginxServer.canConnect(port) { return }
-            guard process.isRunning else { break }
-            usleep(25_000)
-        }
-        throw NSError(domain: "nginx", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \(errorLog)"])
-    }
-
     static func canConnect(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }

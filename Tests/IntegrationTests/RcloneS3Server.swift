@@ -44,19 +44,10 @@ final class RcloneS3Server {
             "serve", "s3", "--auth-key", "\(RcloneS3Server.accessKey),\(RcloneS3Server.secretKey)",
             "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", "--log-file", logPath, root + "/data",
         ] + (debugLog ? ["-vv"] : [])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try waitUntilListening()
+        try LoopbackServerProcess.start(process, port: port, attempts: 400, name: "rclone serve s3") { log }
     }
 
-    func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(atPath: root)
-    }
+    func stop() { LoopbackServerProcess.stop(process, root: root) }
 
     /// The object's bytes as rclone stored them on disk.
     func object(_ bucket: String, _ key: String) -> Data? {
@@ -76,12 +67,4 @@ final class RcloneS3Server {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// rclone has no readiness event we can wait on, so try to connect, a bounded number of times.
-    private func waitUntilListening() throws {
-        for _ in 0..<400 {
-            if NginxServer.canConnect(port) { return }
-            guard process.isRunning else { break }
-            usleep(25_000)
-        }
-        throw NSError(domain: "rclone", code: 1, userInfo: [NSLocalizedDescriptionKey: "rclone serve s3 did not start: \(log)"])
-    }
 }
