@@ -244,7 +244,7 @@ extension Engine {
             throw EngineItemError("its payload \(name) is missing")
         }
         guard status.type == .regular, status.size == expectedSize else {
-            spool.fs.close(fd)
+            spool.closeBlob(fd)
             if status.type != .regular { throw EngineItemError("its payload \(name) is not a regular file; nothing was sent") }
             throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B); nothing was sent")
         }

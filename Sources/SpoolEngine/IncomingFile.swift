@@ -18,12 +18,12 @@ struct IncomingFile {
     }
 
     func status(_ spool: Spool) throws -> FileStatus {
-        if let folder { return try spool.fs.status(of: name, in: folder) }
+        if let folder { return try spool.incomingStatus(name, in: folder) }
         return try spool.incomingStatus(path)
     }
 
     func writerCheck(_ spool: Spool) throws -> WriterCheck {
-        if let folder { return try spool.fs.writerCheck(name, in: folder) }
+        if let folder { return try spool.incomingWriterCheck(name, in: folder) }
         return try spool.incomingWriterCheck(path)
     }
 }

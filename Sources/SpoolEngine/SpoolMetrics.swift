@@ -121,8 +121,7 @@ public final class SpoolMetrics: EngineObserver {
         init(_ folder: SpoolFolder) { self.folder = folder }
 
         mutating func refresh(_ spool: Spool, now: Timestamp) {
-            let fd = spool.descriptor(folder)
-            guard let modified = try? spool.fs.status(of: fd).modifiedMilliseconds else { return }
+            guard let modified = try? spool.status(of: folder).modifiedMilliseconds else { return }
             if let seen = seenModified, seen == modified, now.millisecondsSinceEpoch - modified > 2000 { return }
             seenModified = modified
             guard let entries = try? spool.list(folder) else { return }
@@ -130,12 +129,12 @@ public final class SpoolMetrics: EngineObserver {
             for entry in entries {
                 if folder == .incoming {
                     guard !entry.name.hasPrefix("."), !entry.name.hasSuffix(SpoolFolder.sidecarSuffix),
-                          let status = try? spool.fs.status(of: entry.name, in: fd), status.type == .regular else { continue }
+                          let status = try? spool.status(of: entry.name, in: folder), status.type == .regular else { continue }
                     count += 1
                     bytes += status.size
                 } else if let name = ItemFileName(parsing: entry.name) {
                     if name.kind == .json { count += 1 }
-                    else if let status = try? spool.fs.status(of: entry.name, in: fd) { bytes += status.size }
+                    else if let status = try? spool.status(of: entry.name, in: folder) { bytes += status.size }
                 }
             }
         }

@@ -28,7 +28,7 @@ enum SpoolScanner {
                 // Only a name that matters is stat'ed where readdir did not say (d_type unknown).
                 var type = entry.type
                 if type == .unknown, name != nil || folder == .tmp {
-                    guard let status = try? spool.fs.status(of: entry.name, in: spool.descriptor(folder)) else { continue }
+                    guard let status = try? spool.status(of: entry.name, in: folder) else { continue }
                     type = status.type
                 }
                 if let name, type == .regular {

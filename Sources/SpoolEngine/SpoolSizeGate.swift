@@ -32,7 +32,7 @@ public final class SpoolSizeGate: EngineObserver {
 
     /// Whether incoming/`name` may be ingested now; with `drop-oldest`, makes room first.
     func admits(_ name: String, engine: Engine, now: Timestamp) throws -> Bool {
-        let size = (try? spool.fs.status(of: name, in: spool.descriptor(.incoming)))?.size ?? 0
+        let size = (try? spool.status(of: name, in: .incoming))?.size ?? 0
         if limit.whenFull == .dropOldest { try makeRoom(engine: engine, now: now) }
         guard limit.admits(queued: queue.total + reserved) else {
             refusedThisTurn = true

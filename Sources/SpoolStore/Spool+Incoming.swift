@@ -66,6 +66,16 @@ extension Spool {
         try withIncomingFolder(of: path) { folder, name in try fs.writerCheck(name, in: folder) }
     }
 
+    /// `fstatat` of `name` in a folder under incoming/ the caller has open (from `walkIncoming`).
+    public func incomingStatus(_ name: String, in folder: FileDescriptor) throws -> FileStatus {
+        try fs.status(of: name, in: folder)
+    }
+
+    /// `incomingWriterCheck` of `name` in a folder under incoming/ the caller has open.
+    public func incomingWriterCheck(_ name: String, in folder: FileDescriptor) throws -> WriterCheck {
+        try fs.writerCheck(name, in: folder)
+    }
+
     /// Reads a small regular file under incoming/ (a sidecar).
     public func readIncomingSmallFile(_ path: String, limit: Int) throws -> [UInt8] {
         try withIncomingFolder(of: path) { folder, name in

@@ -11,7 +11,9 @@ import SpoolSystem
 public final class Spool {
     /// Absolute path of the spool root, for messages.
     public let path: String
-    public let fs: any FileSystem
+    /// Every system call on the spool goes through here; nothing outside the store holds it, so
+    /// no other module names, opens or removes a file under SPOOL/ (Postfix's `mail_queue.c`).
+    let fs: any FileSystem
     public let root: FileDescriptor
     public let index: IndexFile
     /// Room kept for recording outcomes on a full disk (`SPOOL/index.reserve`).
@@ -162,7 +164,17 @@ public final class Spool {
     }
 
     public func status(of file: ItemFileName, at location: ItemLocation) throws -> FileStatus {
-        try fs.status(of: file.description, in: descriptor(SpoolFolder(location.state)))
+        try status(of: file.description, in: SpoolFolder(location.state))
+    }
+
+    /// `fstatat(2)` of a name in one of the spool's folders, no link followed.
+    public func status(of name: String, in folder: SpoolFolder) throws -> FileStatus {
+        try fs.status(of: name, in: descriptor(folder))
+    }
+
+    /// `fstat(2)` of a folder itself: its mtime says whether its listing changed.
+    public func status(of folder: SpoolFolder) throws -> FileStatus {
+        try fs.status(of: descriptor(folder))
     }
 
     /// Opens an item's blob for its upload: `openat(2)` relative to its folder with O_NOFOLLOW and
@@ -178,6 +190,9 @@ public final class Spool {
             throw error
         }
     }
+
+    /// Closes a descriptor from `openBlob` that will not become an upload's body (its check failed).
+    public func closeBlob(_ fd: FileDescriptor) { fs.close(fd) }
 
     // MARK: Transitions
 

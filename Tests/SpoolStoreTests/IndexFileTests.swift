@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import SpoolCore
-import SpoolStore
+@testable import SpoolStore
 import SpoolSystem
 import SpoolTestSupport
 import XCTest
