@@ -27,10 +27,11 @@ import FoundationNetworking
 ///   per request would hold its closure until it fired, long after the upload ended.
 /// - Cancelling: a task whose redirect callback has been answered is never cancelled (it is about
 ///   to complete; FoundationNetworking traps if a cancel overtakes that answer), and a task
-///   already told to cancel never gets its redirect answered. `cancel` and making a task wait
-///   for the session's work queue (`workQueue.sync` in swift-corelibs-foundation 6.3), which
-///   may itself wait for the delegate queue (`BoundedOperationQueue`): neither is ever called
-///   from the delegate queue.
+///   already told to cancel never gets its redirect answered: each attempt's `AttemptPhase`
+///   (preparing, sending, redirected, answer cut, timed out, cancelled) decides both. `cancel`
+///   and making a task wait for the session's work queue (`workQueue.sync` in
+///   swift-corelibs-foundation 6.3), which may itself wait for the delegate queue
+///   (`BoundedOperationQueue`): neither is ever called from the delegate queue.
 /// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
 ///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
 ///   host) is sent again as a fresh task with the same body, method and headers; anything else
@@ -57,16 +58,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var url: URL
         /// The `Content-Digest` value, computed once per attempt before the first request.
         var contentDigest: String?
-        var task: URLSessionTask?
+        var phase = AttemptPhase<URLSessionTask>()
         var hops = 0
-        var timedOut = false
-        var cancelled = false
         /// The start of the current hop's answer, at most `excerptLength` bytes.
         var excerpt: [UInt8] = []
         /// Answer bytes of the current hop so far.
         var received: Int64 = 0
-        /// The current hop's answer passed `answerCutBytes` and its task was cancelled: the status
-        /// already received is the outcome.
+        /// The current hop's answer passed `answerCutBytes` after its status arrived: that status
+        /// is the outcome, however the task ends.
         var answerCut = false
 
         /// Starts a hop: nothing received yet.
@@ -89,17 +88,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var attempts: [Int: Attempt] = [:]
         /// Task identifier → attempt key, for the delegate callbacks.
         var keyByTask: [Int: Int] = [:]
-        /// Tasks told to cancel: their redirect callback is left unanswered.
-        var cancelIssued: Set<Int> = []
-        /// Tasks whose redirect callback was answered: they complete on their own, uncancelled.
-        var redirectAnswered: Set<Int> = []
-
-        /// Marks `task` as being cancelled and returns it, unless it is finishing a redirect.
-        mutating func cancelling(_ task: URLSessionTask?) -> URLSessionTask? {
-            guard let task, !redirectAnswered.contains(task.taskIdentifier) else { return nil }
-            cancelIssued.insert(task.taskIdentifier)
-            return task
-        }
     }
 
     private var session: URLSession!
@@ -203,10 +191,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     public func cancelAll() {
         let tasks = state.withLock { state in
-            state.attempts.values.compactMap { attempt -> URLSessionTask? in
-                attempt.cancelled = true
-                return state.cancelling(attempt.task)
-            }
+            state.attempts.values.compactMap { attempt in attempt.phase.cancel() }
         }
         for task in tasks { task.cancel() }
     }
@@ -224,8 +209,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         enum Next { case gone, stop(UploadOutcome), go(UploadRequest, contentDigest: String?) }
         let next: Next = state.withLock { state in
             guard let attempt = state.attempts[key] else { return .gone }
-            if attempt.timedOut { return .stop(timeoutOutcome) }
-            if attempt.cancelled { return .stop(.cancelled) }
+            if let stop = attempt.phase.stop { return .stop(outcome(stop)) }
             attempt.url = url
             return .go(attempt.request, contentDigest: attempt.contentDigest)
         }
@@ -252,9 +236,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         // Cancelled or overdue while the task was being made: it never starts.
         let stillWanted: Next = state.withLock { state in
             guard let attempt = state.attempts[key] else { return .gone }
-            if attempt.timedOut { return .stop(timeoutOutcome) }
-            if attempt.cancelled { return .stop(.cancelled) }
-            attempt.task = task
+            if let stop = attempt.phase.taskMade(task) { return .stop(outcome(stop)) }
             attempt.resetAnswer()
             state.keyByTask[task.taskIdentifier] = key
             return next
@@ -269,10 +251,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], received: Int64, response: URLResponse?, error: Error?) {
-        let found: (timedOut: Bool, cancelled: Bool, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
+        let found: (stop: AttemptPhase<URLSessionTask>.Stop?, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
             guard let attempt = state.attempts[key] else { return nil }
-            attempt.task = nil
-            return (attempt.timedOut, attempt.cancelled, attempt.hops, attempt.request.method, attempt.request.body)
+            return (attempt.phase.taskEnded(), attempt.hops, attempt.request.method, attempt.request.body)
         }
         guard let found else { return }
         if let failure = found.body.failure {
@@ -312,11 +293,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             finish(key, outcome)
             return
         }
-        if found.timedOut {
+        if found.stop == .timedOut {
             finish(key, timeoutOutcome)
             return
         }
-        if found.cancelled, (error as? URLError)?.code == .cancelled {
+        if found.stop == .cancelled, (error as? URLError)?.code == .cancelled {
             finish(key, .cancelled)  // by `cancelAll`: the engine hands the attempt back
             return
         }
@@ -329,9 +310,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let overdue: [URLSessionTask] = state.withLock { state in
             if state.attempts.isEmpty { setSweeping(false) }
             return state.attempts.values.compactMap { attempt in
-                guard !attempt.timedOut, attempt.deadline <= now else { return nil }
-                attempt.timedOut = true
-                return state.cancelling(attempt.task)
+                attempt.deadline <= now ? attempt.phase.timeOut() : nil
             }
         }
         for task in overdue { task.cancel() }
@@ -353,6 +332,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         attempt.completion(outcome)
     }
 
+    private func outcome(_ stop: AttemptPhase<URLSessionTask>.Stop) -> UploadOutcome {
+        switch stop {
+        case .timedOut: timeoutOutcome
+        case .cancelled: .cancelled
+        }
+    }
+
     private var timeoutOutcome: UploadOutcome {
         .network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)")
     }
@@ -370,7 +356,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             attempt.received += Int64(data.count)
             guard attempt.received > URLSessionTransport.answerCutBytes, !attempt.answerCut, dataTask.response != nil else { return nil }
             attempt.answerCut = true
-            return state.cancelling(dataTask)
+            return attempt.phase.answerPassedCut()
         }
         // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
         if let cut { timers.async { cut.cancel() } }
@@ -378,10 +364,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let found: (key: Int, url: URL, excerpt: [UInt8], received: Int64, cut: Bool)? = state.withLock { state in
-            let id = task.taskIdentifier
-            state.cancelIssued.remove(id)
-            state.redirectAnswered.remove(id)
-            guard let key = state.keyByTask.removeValue(forKey: id), let attempt = state.attempts[key] else { return nil }
+            guard let key = state.keyByTask.removeValue(forKey: task.taskIdentifier), let attempt = state.attempts[key] else { return nil }
             defer { attempt.resetAnswer() }
             return (key, attempt.url, attempt.excerpt, attempt.received, attempt.answerCut)
         }
@@ -398,9 +381,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let answer = state.withLock { state in
-            guard !state.cancelIssued.contains(task.taskIdentifier) else { return false }
-            state.redirectAnswered.insert(task.taskIdentifier)
-            return true
+            guard let key = state.keyByTask[task.taskIdentifier], let attempt = state.attempts[key] else { return true }
+            return attempt.phase.redirectAsked(task)
         }
         if answer { completionHandler(nil) }
     }
