@@ -367,8 +367,8 @@ struct DaemonCommand {
             let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
             let engine = try Engine(
                 spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-                processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner,
-                events: try SystemEventSource(stopSignals: signals))
+                processTag: UInt64.random(in: 0...UInt64.max), events: try SystemEventSource(stopSignals: signals))
+            if let hookRunner { engine.observers.add(hookRunner) }
             addObservers(to: engine, spool: spool, context: context, log: log)
             let startedAt = handoff?.startedAt ?? context.clock.now()
             if let handoff {

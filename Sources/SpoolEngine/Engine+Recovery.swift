@@ -12,6 +12,6 @@ extension Engine {
         }
         summary.repaired = outcome.repaired
         summary.failed += outcome.failed
-        if let observer { for event in outcome.parked { observer.itemFinished(event) } }
+        for event in outcome.parked { observers.itemFinished(event) }
     }
 }

@@ -80,9 +80,7 @@ extension Engine {
             vanished.insert(transition.record.id)
             observers.itemLeftQueue(transition.record.id)
         }
-        if let observer {
-            for event in round.outcomes where !vanished.contains(event.id) { observer.itemFinished(event) }
-        }
+        for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
         for message in round.messages {
             if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
         }
@@ -274,7 +272,7 @@ extension Engine {
         }
         summary.failed += 1
         log.warning("\(id) cannot be uploaded: \(reason); parked in failed/")
-        observer?.itemFinished(ItemOutcomeEvent(
+        observers.itemFinished(ItemOutcomeEvent(
             kind: .failed, id: id, originalName: metadata?.originalName ?? "", httpStatus: metadata?.attempts.last?.httpStatus,
             size: metadata?.size ?? 0, reason: reason))
     }

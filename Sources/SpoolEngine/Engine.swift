@@ -17,8 +17,6 @@ public final class Engine {
     let clock: any Clock
     let configuration: EngineConfiguration
     let log: EventLog
-    /// Told of each upload and each item parked in failed/, once durable (`--on-success`...).
-    let observer: (any ItemOutcomeObserver)?
 
     /// Every item that is pending or in flight (terminal items are not tracked).
     var items: [ItemID: ItemLifecycle] = [:]
@@ -73,7 +71,7 @@ public final class Engine {
     /// The spool root, watched for a new incoming/ (removed and made again, or moved in).
     var rootWatch: Int32 = -1
 
-    /// Metrics, systemd notification, progress: told what happens, never asked what to do.
+    /// Metrics, systemd notification, progress, hooks: told what happens, never asked what to do.
     public let observers = EngineObservers()
     /// `--max-spool-size`: decides whether a file in incoming/ may join the queue now.
     public var sizeGate: SpoolSizeGate?
@@ -98,10 +96,9 @@ public final class Engine {
 
     public init(
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
-        log: EventLog, processTag: UInt64, observer: (any ItemOutcomeObserver)? = nil,
+        log: EventLog, processTag: UInt64,
         events: (any EngineEventSource)? = nil
     ) throws {
-        self.observer = observer
         self.spool = spool
         self.transport = transport
         self.clock = clock

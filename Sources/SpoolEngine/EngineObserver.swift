@@ -1,7 +1,8 @@
 import SpoolCore
 
 /// Something that watches the engine work without steering it: metrics, the systemd
-/// notifier, the progress line. Called on the engine's thread; must not block for long.
+/// notifier, the progress line, the hooks. Called on the engine's thread; must not block for long.
+/// The engine has one list of them (`Engine.observers`), whatever they watch.
 ///
 /// Every method has an empty default, so an observer implements only what it needs.
 public protocol EngineObserver: AnyObject {
@@ -21,6 +22,9 @@ public protocol EngineObserver: AnyObject {
     func itemDropped(_ id: ItemID)
     /// An upload attempt ended; `stillQueued` is false once the item was uploaded or parked.
     func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool)
+    /// An item was uploaded or parked in failed/, once the round that recorded it is durable
+    /// (`--on-success`, `--on-failure`).
+    func itemFinished(_ event: ItemOutcomeEvent)
 }
 
 extension EngineObserver {
@@ -31,6 +35,7 @@ extension EngineObserver {
     public func itemLeftQueue(_ id: ItemID) {}
     public func itemDropped(_ id: ItemID) { itemLeftQueue(id) }
     public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {}
+    public func itemFinished(_ event: ItemOutcomeEvent) {}
 }
 
 /// The engine's observers, called in the order they were added.
@@ -61,4 +66,5 @@ public final class EngineObservers {
     func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
         for o in observers { o.uploadFinished(id, outcome: outcome, size: size, seconds: seconds, stillQueued: stillQueued) }
     }
+    func itemFinished(_ event: ItemOutcomeEvent) { for o in observers { o.itemFinished(event) } }
 }

@@ -14,7 +14,7 @@ import Synchronization
 /// - Bounded: a hook still running after `timeoutSeconds` gets SIGTERM, and SIGKILL
 ///   `killGraceSeconds` later, sent to its whole process group (the shell and its children).
 /// - A hook that fails, hangs or cannot start is logged; it changes nothing about the item.
-public final class HookRunner: ItemOutcomeObserver, Sendable {
+public final class HookRunner: EngineObserver, Sendable {
     public struct Commands: Sendable {
         public var onSuccess: String?
         public var onFailure: String?

@@ -1,6 +1,6 @@
 import SpoolCore
 
-/// An item's final outcome, told to an `ItemOutcomeObserver` once it is durable.
+/// An item's final outcome, told to the engine's observers (`EngineObserver.itemFinished`) once it is durable.
 public struct ItemOutcomeEvent: Equatable, Sendable {
     public enum Kind: String, Sendable {
         /// Uploaded: deleted, or moved to done/.

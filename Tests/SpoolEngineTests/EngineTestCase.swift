@@ -32,8 +32,8 @@ class EngineTestCase: XCTestCase {
             exitWhenIdle: exitWhenIdle, maximumRunSeconds: maximumRunSeconds)
     }
 
-    func start(_ configuration: EngineConfiguration) throws -> EmbeddedEngine {
-        try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock)
+    func start(_ configuration: EngineConfiguration, observers: [any EngineObserver] = []) throws -> EmbeddedEngine {
+        try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock, observers: observers)
     }
 
     /// Writes a file into incoming/ whose mtime is `age` seconds before the clock's now (the

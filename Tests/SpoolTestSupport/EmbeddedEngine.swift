@@ -25,14 +25,18 @@ public final class EmbeddedEngine {
     /// What the run did, once the engine finished (`drain`'s exit or a stop).
     public private(set) var summary: RunSummary?
 
-    /// Starts the engine (recovery, watches, scans) and runs its first step.
-    public init(spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock()) throws {
+    /// Starts the engine (recovery, watches, scans) with `observers` added, and runs its first step.
+    public init(
+        spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
+        observers: [any EngineObserver] = []
+    ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
         transport = ScriptedTransport(clock: clock)
         engine = try Engine(
             spool: spool, transport: transport, clock: clock, configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events)
+        for observer in observers { engine.observers.add(observer) }
         startedAt = clock.now()
         try engine.start()
         nextWake = startedAt
