@@ -80,6 +80,17 @@ public struct ParsedArguments: Sendable {
         return seconds
     }
 
+    /// The value of a `.value` option as a number of bytes in `units`, required to lie in `range`.
+    /// Nil when not given. Anything else is refused as `--NAME 'TEXT' <invalid>`, so `invalid`
+    /// shows the option's own examples or limits (`is not a size such as 500M or 2GiB`).
+    public func bytes(
+        _ name: String, units: ByteUnits, range: ClosedRange<Int64> = 1...Int64.max, invalid: String
+    ) throws(ArgumentError) -> Int64? {
+        guard let text = value(name) else { return nil }
+        guard let bytes = units.parse(text), range.contains(bytes) else { throw failure("--\(name) '\(text)' \(invalid)") }
+        return bytes
+    }
+
     private func failure(_ message: String) -> ArgumentError { ArgumentError(message, command: command) }
 
     private func requireDeclared(_ name: String, as kind: OptionSpec.Kind) {

@@ -241,29 +241,9 @@ struct DaemonCommand {
             }
             options.caPath = directory
         }
-        if let text = arguments.value("limit-rate") {
-            guard let rate = DaemonCommand.byteRate(text) else {
-                throw ArgumentError("--limit-rate '\(text)' is not a number of bytes per second (e.g. 500K, 2M)", command: command)
-            }
-            options.limitRate = rate
-        }
+        options.limitRate = try arguments.bytes(
+            "limit-rate", units: .binaryLetters, invalid: "is not a number of bytes per second (e.g. 500K, 2M)")
         return options
-    }
-
-    /// `1000`, `500K`, `2M`, `1G` (1024-based, as curl's own --limit-rate); at least 1.
-    static func byteRate(_ text: String) -> Int64? {
-        var digits = Substring(text)
-        var factor: Int64 = 1
-        switch text.last.map({ Character($0.uppercased()) }) {
-        case "K": factor = 1 << 10
-        case "M": factor = 1 << 20
-        case "G": factor = 1 << 30
-        default: break
-        }
-        if factor > 1 { digits = digits.dropLast() }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(digits), value > 0,
-              value <= Int64.max / factor else { return nil }
-        return value * factor
     }
 
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
@@ -276,12 +256,9 @@ struct DaemonCommand {
 
     static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
         let mode = arguments.value("when-full")
-        guard let text = arguments.value("max-spool-size") else {
+        guard let bytes = try CommonOptions.maximumSpoolSize(arguments) else {
             if mode != nil { throw ArgumentError("--when-full needs --max-spool-size", command: command) }
             return nil
-        }
-        guard let bytes = ByteCount.parse(text), bytes > 0 else {
-            throw ArgumentError("--max-spool-size '\(text)' is not a size such as 500M, 2GiB or 1000000", command: command)
         }
         guard let whenFull = SpoolSizeLimit.WhenFull(rawValue: mode ?? "block") else {
             throw ArgumentError("--when-full must be block or drop-oldest, not '\(mode!)'", command: command)

@@ -55,12 +55,7 @@ struct EnqueueCommand: SpooldCommand {
             }
             fields[String(text[..<eq])] = String(text[text.index(after: eq)...])
         }
-        if let text = arguments.value("max-spool-size") {
-            guard let bytes = ByteCount.parse(text), bytes > 0 else {
-                throw ArgumentError("--max-spool-size '\(text)' is not a size such as 500M, 2GiB or 1000000", command: "enqueue")
-            }
-            maximumSpoolBytes = bytes
-        }
+        maximumSpoolBytes = try CommonOptions.maximumSpoolSize(arguments)
         contentType = arguments.value("content-type")
         if let type = contentType, type.isEmpty || type.contains("\n") || type.contains("\r") {
             throw ArgumentError("invalid --content-type", command: "enqueue")

@@ -59,29 +59,15 @@ struct S3Options {
         }
         endpoint = origin
         pathStyle = arguments.flag("s3-path-style") || S3Target.needsPathStyle(host: origin.host)
-        partSize = try S3Options.partSize(arguments.value("s3-part-size"), command: command)
+        partSize = try arguments.bytes(
+            "s3-part-size", units: .binaryLetters, range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize,
+            invalid: "must be between 5M and 5G (S3's part limits)") ?? S3Options.defaultPartSize
         (credentials, credentialsSource) = try S3Options.credentials(environment: environment, command: command)
     }
 
     static let defaultPartSize: Int64 = 16 << 20
-
-    /// `--s3-part-size`: bytes, or a number with K, M or G (powers of 1024).
-    static func partSize(_ text: String?, command: String) throws -> Int64 {
-        guard let text else { return defaultPartSize }
-        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-        var digits = Substring(text)
-        var unit: Int64 = 1
-        if let last = text.last?.uppercased().first, let scale = units[last] {
-            unit = scale
-            digits = digits.dropLast()
-        }
-        guard let number = Int64(digits), number > 0, number <= (5 << 30) / unit,
-              (S3PartPlan.minimumPartSize...(5 << 30)).contains(number * unit)
-        else {
-            throw ArgumentError("--s3-part-size '\(text)' must be between 5M and 5G (S3's part limits)", command: command)
-        }
-        return number * unit
-    }
+    /// S3's largest part.
+    static let maximumPartSize: Int64 = 5 << 30
 
     /// `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`), else the shared
     /// credentials file's profile.
