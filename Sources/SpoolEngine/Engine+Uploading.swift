@@ -45,7 +45,12 @@ extension Engine {
                 try quarantine(next.id, lifecycle, reason: "\(error)")
                 continue
             }
+            let pending = lifecycle
             let claim = lifecycle.claim()
+            if case .fail(_, _, let reason) = claim {
+                try quarantine(next.id, pending, reason: reason)
+                continue
+            }
             items[next.id] = lifecycle
             round.claims.append(Round.Claim(transition: SpoolTransition(claim.record(for: next.id)), metadata: metadata, isProbe: probe))
             claimed += 1
