@@ -198,6 +198,7 @@ struct DaemonCommand {
             outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
             contentDigest: try DaemonCommand.contentDigest(arguments, command: command),
             recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 50_000)
+        configuration.multipartThreshold = s3?.partSize
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60

@@ -91,6 +91,8 @@ public final class Engine {
         var metadata: ItemMetadata
         var startedAt: Timestamp
         var isProbe: Bool
+        /// Sent as an S3 multipart upload, with a part log.
+        var isMultipart = false
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).
