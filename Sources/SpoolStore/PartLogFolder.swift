@@ -31,6 +31,12 @@ public final class PartLogFolder: @unchecked Sendable {
     /// What `id`'s log records, for `ls` and `show`; nil when there is none or it does not parse.
     public func state(of id: ItemID) -> PartLogCodec.State? { scan("\(id).log")?.state }
 
+    /// The items that have a log, from one listing of the folder (for `ls`).
+    public func loggedItems() -> Set<ItemID> {
+        guard let folder = try? folder(create: false), let entries = try? fs.list(folder) else { return [] }
+        return Set(entries.compactMap { $0.name.hasSuffix(".log") ? ItemID(String($0.name.dropLast(4))) : nil })
+    }
+
     /// Removes `id`'s log (the item was purged, failed or uploaded); a missing one is fine.
     public func remove(_ id: ItemID) { remove("\(id).log") }
 
