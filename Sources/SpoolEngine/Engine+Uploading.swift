@@ -85,7 +85,12 @@ extension Engine {
         }
         // After the commit: a success or failure is recorded before its log goes (rule 13).
         for (id, failed) in round.finishedMultipart {
-            if failed { transport.abandon(spool.partLogs.log(for: id)) {} } else { spool.partLogs.remove(id) }
+            if failed {
+                abandoning.enter()
+                transport.abandon(spool.partLogs.log(for: id)) { [abandoning] in abandoning.leave() }
+            } else {
+                spool.partLogs.remove(id)
+            }
         }
         for message in round.messages {
             if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }

@@ -137,6 +137,31 @@ final class S3Tests: XCTestCase {
         ])
     }
 
+    /// Giving up on an item (a final answer) aborts its multipart upload and removes its log.
+    func testGivingUp_abortsTheMultipartUpload() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
+        let part = ScriptedResponse.status(200, headers: [("ETag", "\"e\"")])
+        let tooLarge = ScriptedResponse.status(400, body: "<Error><Code>EntityTooLarge</Code></Error>")
+        let receiver = UploadReceiver(script: .sequence([created, part, tooLarge], thenAlways: .status(204)))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("f.bin", payload((5 << 20) + 3, seed: 9))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--concurrency", "1"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
+            "POST uploads=", "PUT partNumber=1&uploadId=u", "PUT partNumber=2&uploadId=u", "DELETE uploadId=u",
+        ])
+        XCTAssertEqual(spool.files(in: "failed").count, 2)
+        XCTAssertEqual(spool.files(in: "parts"), [])
+    }
+
     func testPartSize_outOfS3sLimits_isAUsageError() throws {
         let spool = try TestSpool(self)
         let result = try SpooldProcess.run(
