@@ -15,7 +15,8 @@
 /// rest: a torn or garbage tail is the normal end of a log cut by a crash, and whatever it held
 /// only costs a part sent again. The caller truncates the file to `validLength` before it
 /// appends, so a record is never written after garbage. A log whose first record is not a good
-/// `upload` record has no state (`upload` nil).
+/// `upload` record has no state (`upload` nil); `isTornStart` tells a first record cut by a crash
+/// (nothing but a partial line) from a damaged one.
 public enum PartLogCodec {
     /// The upload a log describes, and the parts done so far.
     public struct State: Equatable, Sendable {
@@ -40,9 +41,12 @@ public enum PartLogCodec {
         public var state: State?
         /// Bytes of good records from the start; the rest is a tail to truncate before appending.
         public var validLength: Int
+        /// No upload, and not one whole line: the file was cut while its first record was being
+        /// written (a crash before the upload id was durable), not damaged later.
+        public var isTornStart: Bool
 
-        public init(state: State?, validLength: Int) {
-            (self.state, self.validLength) = (state, validLength)
+        public init(state: State?, validLength: Int, isTornStart: Bool = false) {
+            (self.state, self.validLength, self.isTornStart) = (state, validLength, isTornStart)
         }
     }
 
@@ -82,7 +86,9 @@ public enum PartLogCodec {
             }
             offset = end + 1
         }
-        return Scan(state: state, validLength: state == nil ? 0 : offset)
+        return Scan(
+            state: state, validLength: state == nil ? 0 : offset,
+            isTornStart: state == nil && !bytes.contains(UInt8(ascii: "\n")))
     }
 
     /// The payload of one whole framed line (`R <len> <crc> <payload>\n`), or nil.

@@ -27,8 +27,9 @@ public final class PartLog: PartJournal, @unchecked Sendable {
         appending.withLock { fd in
             guard let scan = folder.scan(name) else { return nil }
             guard scan.state != nil else {
-                // Not a log of ours (its first record is damaged): kept aside, never trusted.
-                folder.setAside(name)
+                // Cut while its first record was written: the upload id never counted. Anything
+                // else is not a log of ours (or a damaged one): kept aside, never trusted.
+                if scan.isTornStart { folder.remove(name) } else { folder.setAside(name) }
                 return nil
             }
             do {

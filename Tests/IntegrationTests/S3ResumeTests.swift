@@ -13,9 +13,9 @@ final class S3ResumeTests: XCTestCase {
     ]
     static var crashPoints: Set<CrashPoint> { Set(table.map(\.0)) }
 
-    /// 17 MiB in 5 MiB parts: four parts; two in flight at once.
-    static let size = (17 << 20) + 7
-    static let parts = 4
+    /// 10 MiB and a bit in 5 MiB parts: three parts; two in flight at once.
+    static let size = (10 << 20) + 7
+    static let parts = 3
     static let concurrency = 2
 
     private func environment(_ root: String) -> [String: String] {
@@ -89,7 +89,7 @@ final class S3ResumeTests: XCTestCase {
             environment: env)
         addTeardownBlock { running.signal(SIGKILL) }
         // No event reaches the test when a part is recorded: watch the log grow, bounded.
-        XCTAssertTrue(waitUntil(timeout: 30) { self.recordedParts(spool) >= 1 }, running.readErr())
+        XCTAssertTrue(waitUntil(timeout: 60) { self.recordedParts(spool) >= 1 }, running.readErr())
         running.signal(SIGKILL)
         _ = try running.wait(timeout: 10)
         let recorded = recordedParts(spool)

@@ -75,6 +75,18 @@ final class PartLogTests: StoreTestCase {
         XCTAssertTrue(aside[0].hasPrefix("parts.\(id).log."), "\(aside)")
     }
 
+    /// A crash while the first record was written leaves a partial line (or nothing): the upload
+    /// id never counted, so the file is simply removed.
+    func testATornFirstRecord_isRemoved() throws {
+        try FileManager.default.createDirectory(atPath: temp.spoolPath + "/parts", withIntermediateDirectories: true)
+        for torn in ["", "R 87 ad48e2b9 upload 1782"] {
+            try Data(torn.utf8).write(to: URL(fileURLWithPath: temp.spoolPath + "/parts/\(id).log"))
+            XCTAssertNil(spool.partLogs.log(for: id).load())
+            XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/\(id).log"))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/corrupt"), "'\(torn)' is a crash's trace, not damage")
+        }
+    }
+
     func testRecovery_removesLogsOfItemsThatAreGone_andSetsAsideStrangers() throws {
         let other = ItemID("20261121T141003123Z-0000-9f3ab2c1-q")!
         try spool.partLogs.log(for: id).begin(upload)
