@@ -68,20 +68,25 @@ final class S3Tests: XCTestCase {
     }
 
     /// A part that fails ends the attempt, but not the upload: the retry lists the parts
-    /// (ListParts), sends only the part the log does not hold, and completes with every ETag.
+    /// (ListParts, following its pages by part-number-marker), sends only the part the log does
+    /// not hold, and completes with every ETag.
     func testFailedPart_theRetryResumes_sendingOnlyTheMissingPart() throws {
         let created = ScriptedResponse.status(
             200, body: "<InitiateMultipartUploadResult><UploadId>up+1/x</UploadId></InitiateMultipartUploadResult>")
         let part = { (etag: String) in ScriptedResponse.status(200, headers: [("ETag", etag)]) }
         let slowDown = ScriptedResponse.status(503, body: "<Error><Code>SlowDown</Code></Error>")
-        let listing = ScriptedResponse.status(
-            200, body: "<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>1</PartNumber><ETag>&quot;e1&quot;</ETag></Part></ListPartsResult>")
-        let receiver = UploadReceiver(script: .sequence([created, part("\"e1\""), slowDown, listing, part("\"e2\"")], thenAlways: part("\"x\"")))
+        let page1 = ScriptedResponse.status(
+            200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>1</NextPartNumberMarker>"
+                + "<Part><PartNumber>1</PartNumber><ETag>&quot;e1&quot;</ETag></Part></ListPartsResult>")
+        let page2 = ScriptedResponse.status(
+            200, body: "<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part></ListPartsResult>")
+        let receiver = UploadReceiver(script: .sequence(
+            [created, part("\"e1\""), part("\"e2\""), slowDown, page1, page2, part("\"e3\"")], thenAlways: part("\"x\"")))
         let port = try receiver.start()
         addTeardownBlock { receiver.stop() }
         let spool = try TestSpool(self)
-        let blob = payload((5 << 20) + 3, seed: 7)
-        try spool.drop("two parts.bin", blob)
+        let blob = payload((10 << 20) + 3, seed: 7)
+        try spool.drop("three parts.bin", blob)
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", "http://127.0.0.1:\(port)",
@@ -90,22 +95,24 @@ final class S3Tests: XCTestCase {
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let requests = receiver.requests
-        let object = "/bucket/k/two%20parts.bin"
+        let object = "/bucket/k/three%20parts.bin"
         XCTAssertEqual(requests.map { "\($0.method) \($0.target)" }, [
             "POST \(object)?uploads=", "PUT \(object)?partNumber=1&uploadId=up%2B1%2Fx",
-            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx",
+            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "PUT \(object)?partNumber=3&uploadId=up%2B1%2Fx",
             "GET \(object)?max-parts=500&part-number-marker=0&uploadId=up%2B1%2Fx",
-            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "POST \(object)?uploadId=up%2B1%2Fx",
+            "GET \(object)?max-parts=500&part-number-marker=1&uploadId=up%2B1%2Fx",
+            "PUT \(object)?partNumber=3&uploadId=up%2B1%2Fx", "POST \(object)?uploadId=up%2B1%2Fx",
         ])
         for request in requests {
             XCTAssertTrue(request.header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256 Credential=\(RcloneS3Server.accessKey)/") == true)
             XCTAssertEqual(request.header("x-amz-content-sha256"), SigV4Signer.hex(SHA256.hash(request.body)), request.target)
         }
-        XCTAssertEqual(requests[1].body + requests[4].body, blob)
+        XCTAssertEqual(requests[1].body + requests[2].body + requests[6].body, blob)
         XCTAssertEqual(
-            String(decoding: requests[5].body, as: UTF8.self),
+            String(decoding: requests[7].body, as: UTF8.self),
             "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"
-                + "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part></CompleteMultipartUpload>")
+                + "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part>"
+                + "<Part><PartNumber>3</PartNumber><ETag>\"e3\"</ETag></Part></CompleteMultipartUpload>")
         XCTAssertEqual(spool.files(in: "parts"), [], "the part log goes once the success is recorded")
     }
 
