@@ -125,8 +125,11 @@ final class S3MultipartUpload: @unchecked Sendable {
                     listed[number] = etag
                 }
             }
+            // Pages past the plan's last part cannot hold a part of ours: a server that keeps
+            // saying "truncated" cannot keep the attempt going.
             if S3PartPlan.element("IsTruncated", in: text) == "true",
-               let next = S3PartPlan.element("NextPartNumberMarker", in: text).flatMap(Int.init), next > marker
+               let next = S3PartPlan.element("NextPartNumberMarker", in: text).flatMap(Int.init), next > marker,
+               next < plan.partCount
             {
                 listParts(marker: next, listed: listed, recorded: recorded)
                 return
