@@ -56,7 +56,7 @@ struct DaemonCommand {
                            help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
-                OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256).", defaultDescription: "4"),
+                OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256); with an s3:// URL also the parts of one multipart upload in flight at once (at most 16).", defaultDescription: "4"),
                 OptionSpec("max-attempts", valueName: "N",
                            help: "Answered attempts per item (the server or the network said something) before it is parked in failed/ (1-100).",
                            defaultDescription: "3"),
@@ -198,6 +198,7 @@ struct DaemonCommand {
             outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
             contentDigest: try DaemonCommand.contentDigest(arguments, command: command),
             recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 50_000)
+        configuration.multipartThreshold = s3?.partSize
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60

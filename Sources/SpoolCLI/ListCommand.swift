@@ -31,6 +31,7 @@ struct ListCommand: SpooldCommand {
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
         let inventory = try SpoolInventory.load(spool, states: states)
+        let logged = spool.partLogs.loggedItems()
         let now = context.clock.now()
         var rows: [[String: Any]] = []
         var lines: [[String]] = [["ID", "STATE", "ATTEMPTS", "SIZE", "AGE", "LAST ERROR"]]
@@ -43,6 +44,8 @@ struct ListCommand: SpooldCommand {
                     a.outcome == "success" ? "" : (a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? a.outcome)
                 } ?? ""
             } else { lastError = "unreadable metadata" }
+            // A multipart upload in progress: the parts its log holds.
+            let progress = logged.contains(item.id) ? spool.partLogs.state(of: item.id) : nil
             let age = item.id.createdAt.map { $0.seconds(until: now) } ?? 0
             let size = item.blobSize ?? metadata?.size ?? 0
             if json {
@@ -51,11 +54,17 @@ struct ListCommand: SpooldCommand {
                     "size": size, "ageSeconds": Int(age), "lastError": lastError,
                 ]
                 if let name = metadata?.originalName { row["originalName"] = name }
+                if let progress {
+                    row["partsDone"] = progress.parts.count
+                    row["partsTotal"] = progress.plan.partCount
+                }
                 if item.location.state == .pending, let due = item.jsonModified { row["nextDue"] = due.iso8601 }
                 rows.append(row)
             } else {
                 lines.append([item.id.rawValue, item.location.state.rawValue, "\(item.location.attempt)", Output.bytes(size),
-                              Output.age(age), oneLine(lastError, max: 80)])
+                              Output.age(age),
+                              oneLine(progress.map { "parts \($0.parts.count)/\($0.plan.partCount)" + (lastError.isEmpty ? "" : "; " + lastError) }
+                                      ?? lastError, max: 80)])
             }
         }
         if json {

@@ -1,6 +1,7 @@
 import ArgumentKit
 import SpoolCore
 import SpoolStore
+import SpoolTransport
 
 /// `spoold purge (ID... | --failed)`: delete items for good.
 struct PurgeCommand: SpooldCommand {
@@ -9,6 +10,9 @@ struct PurgeCommand: SpooldCommand {
         abstract: "Delete items for good.",
         discussion: """
         Items being uploaded (inflight/) are refused while a daemon runs; stop it first.
+        An item with an S3 multipart upload in progress has it aborted (AbortMultipartUpload,
+        signed with the credentials from the environment, at most 10 s); the item is purged
+        whether or not the store answers.
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
         options: [CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/.")],
@@ -40,6 +44,25 @@ struct PurgeCommand: SpooldCommand {
         let transitions = selection.items.map {
             SpoolTransition(ItemLifecycle(location: $0.location, notBefore: now).purge().record(for: $0.id))
         }
-        return try selection.commit(transitions, on: spool, verb: "purged", context: context)
+        let code = try selection.commit(transitions, on: spool, verb: "purged", context: context)
+        for id in selection.items.map(\.id) { abortMultipartUpload(of: id, spool: spool, context: context) }
+        return code
+    }
+
+    /// Aborts the item's multipart upload (best effort, bounded), then removes its part log.
+    private func abortMultipartUpload(of id: ItemID, spool: Spool, context: CommandContext) {
+        guard let upload = spool.partLogs.state(of: id) else {
+            spool.partLogs.remove(id)
+            return
+        }
+        defer { spool.partLogs.remove(id) }
+        guard let (credentials, _) = try? S3Options.credentials(environment: context.environment, command: "purge") else {
+            context.complain("\(id): no S3 credentials to abort its multipart upload \(upload.uploadID); a lifecycle rule cleans it up (README)")
+            return
+        }
+        let signer = SigV4Signer(credentials: credentials, region: upload.region)
+        if !S3UploadAbort.abort(uploadID: upload.uploadID, url: upload.url, signer: signer, clock: context.clock, timeoutSeconds: 10) {
+            context.complain("\(id): the store did not confirm aborting its multipart upload; a lifecycle rule cleans it up (README)")
+        }
     }
 }

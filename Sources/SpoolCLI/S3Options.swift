@@ -16,7 +16,7 @@ struct S3Options {
         OptionSpec("s3-region", valueName: "REGION", help: "With --url s3://...: the region requests are signed for.",
                    defaultDescription: "$AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1"),
         OptionSpec("s3-part-size", valueName: "BYTES",
-                   help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (5M-5G; suffix K, M or G for KiB, MiB, GiB).",
+                   help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (5M-5G; suffix K, M or G for KiB, MiB, GiB), resumed after a crash or a failed attempt from SPOOL/parts/.",
                    defaultDescription: "16M"),
         .flag("s3-path-style",
               help: "Address objects as ENDPOINT/BUCKET/KEY (automatic when the endpoint's host is an IP address or localhost) instead of BUCKET.host/KEY."),

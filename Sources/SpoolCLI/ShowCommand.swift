@@ -68,6 +68,9 @@ struct ShowCommand: SpooldCommand {
         for (name, value) in metadata.headers.sorted(by: { $0.key < $1.key }) { context.print("header    \(name): \(value)") }
         for (name, value) in metadata.fields.sorted(by: { $0.key < $1.key }) { context.print("field     \(name)=\(value)") }
         if let reason = metadata.failureReason { context.print("failed    \(reason)") }
+        if let upload = spool.partLogs.state(of: item.id) {
+            context.print("parts     \(upload.parts.count)/\(upload.plan.partCount) done, \(Output.bytes(upload.partSize)) each (S3 multipart upload \(upload.uploadID))")
+        }
         for retried in metadata.retriedAt ?? [] { context.print("retried   \(retried)") }
         for a in metadata.attempts {
             var line = "attempt \(a.number)  \(a.startedAt)  \(a.outcome)"

@@ -50,10 +50,15 @@ public struct ItemLifecycle: Equatable, Sendable {
 
     public func isDue(at now: Timestamp) -> Bool { location.state == .pending && notBefore <= now }
 
-    /// Claims a due pending item for an upload.
+    /// Claims a due pending item for an upload. An item whose count is already at the largest a
+    /// file name can hold (`.a9999`, only ever made by hand) goes to failed/ instead: never a trap.
     public mutating func claim() -> Action {
         precondition(location.state == .pending, "claim of an item in \(location)")
         let from = location
+        guard from.attempt < ItemFileName.maximumAttempt else {
+            location = ItemLocation(.failed, attempt: from.attempt)
+            return .fail(from: from, to: location, reason: "attempt count at its limit (\(from.attempt)); 'spoold retry' starts it again at 0")
+        }
         location = ItemLocation(.inflight, attempt: from.attempt + 1)
         return .claimAndUpload(from: from, to: location)
     }

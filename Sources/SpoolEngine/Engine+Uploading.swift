@@ -45,7 +45,12 @@ extension Engine {
                 try quarantine(next.id, lifecycle, reason: "\(error)")
                 continue
             }
+            let pending = lifecycle
             let claim = lifecycle.claim()
+            if case .fail(_, _, let reason) = claim {
+                try quarantine(next.id, pending, reason: reason)
+                continue
+            }
             items[next.id] = lifecycle
             round.claims.append(Round.Claim(transition: SpoolTransition(claim.record(for: next.id)), metadata: metadata, isProbe: probe))
             claimed += 1
@@ -81,6 +86,15 @@ extension Engine {
             observers.itemLeftQueue(transition.record.id)
         }
         for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
+        // After the commit: a success or failure is recorded before its log goes (rule 13).
+        for (id, failed) in round.finishedMultipart {
+            if failed {
+                abandoning.enter()
+                transport.abandon(spool.partLogs.log(for: id)) { [abandoning] in abandoning.leave() }
+            } else {
+                spool.partLogs.remove(id)
+            }
+        }
         for message in round.messages {
             if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
         }
@@ -109,6 +123,10 @@ extension Engine {
             url: metadata.url ?? configuration.url.url(id: id, originalNameBytes: metadata.originalNameBytesOrUTF8),
             method: configuration.method, body: body, contentType: metadata.contentType, headers: headers)
         request.contentDigest = configuration.contentDigest
+        if let threshold = configuration.multipartThreshold, metadata.size > threshold {
+            request.partJournal = spool.partLogs.log(for: id)
+            uploads[id]?.isMultipart = true
+        }
         if let field = configuration.formField {
             request.form = MultipartForm(
                 fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
@@ -151,6 +169,7 @@ extension Engine {
                 metadata.attempts.append(record)
                 round.finish(SpoolTransition(action.record(for: id), metadata: to == nil ? nil : metadata))
                 items[id] = nil
+                if upload.isMultipart { round.finishedMultipart.append((id, false)) }
                 summary.uploaded += 1
                 round.messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
                 round.outcomes.append(ItemOutcomeEvent(
@@ -174,6 +193,7 @@ extension Engine {
                 metadata.failureReason = LogRedaction.urls(in: reason)
                 round.finish(SpoolTransition(action.record(for: id), metadata: metadata))
                 items[id] = nil
+                if upload.isMultipart { round.finishedMultipart.append((id, true)) }
                 summary.failed += 1
                 round.messages.append("gave up on \(id): \(reason); parked in failed/")
                 round.outcomes.append(ItemOutcomeEvent(

@@ -1,3 +1,4 @@
+import Dispatch
 import SpoolCore
 import SpoolStore
 import SpoolSystem
@@ -89,6 +90,8 @@ public final class Engine {
         var metadata: ItemMetadata
         var startedAt: Timestamp
         var isProbe: Bool
+        /// Sent as an S3 multipart upload, with a part log.
+        var isMultipart = false
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).
@@ -191,9 +194,14 @@ public final class Engine {
         return now.adding(milliseconds: Int64(timeout))
     }
 
-    /// After the last step: waits for background unlinks and tells the observers.
+    /// Aborts of failed items' multipart uploads still under way (`UploadTransport.abandon`).
+    let abandoning = DispatchGroup()
+
+    /// After the last step: waits for background unlinks (and, at most 10 s, for the aborts of
+    /// failed multipart uploads) and tells the observers.
     public func finish() throws -> RunSummary {
         try spool.drainRemovals()
+        _ = abandoning.wait(timeout: .now() + 10)
         observers.engineFinished(self, now: clock.now())
         return summary
     }

@@ -40,6 +40,9 @@ public struct EngineConfiguration: Sendable {
     /// How long uploads in flight may go on once a recycle is due before they are cancelled and
     /// their attempts handed back.
     public var recycleGraceSeconds: Double
+    /// With an s3:// URL, `--s3-part-size`: larger items go up as multipart uploads, their
+    /// progress kept in a part log (`SPOOL/parts/`). Nil otherwise.
+    public var multipartThreshold: Int64?
 
     /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
     /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,

@@ -20,6 +20,9 @@ struct Round {
     var messages: [String] = []
     /// Items uploaded or parked, told to the engine's observer (hooks) once the round is durable.
     var outcomes: [ItemOutcomeEvent] = []
+    /// Multipart items that succeeded or failed in this round: their part logs go (a failed
+    /// one's upload is aborted first) once the round is committed.
+    var finishedMultipart: [(id: ItemID, failed: Bool)] = []
 
     var isEmpty: Bool { claims.isEmpty && finished.isEmpty }
 

@@ -113,6 +113,10 @@ public enum SpoolRecovery {
         }
         CrashPoint.recoveryAfterRequeue.reached()
         try spool.compactIndex()
+        // Part logs of items still here (pending, inflight, failed: `retry` may resume them) stay;
+        // the others' items were uploaded, purged or removed by hand.
+        let removed = spool.partLogs.removeLogs(keeping: Set(plan.items.filter { $0.value.state != .done }.keys))
+        if removed > 0 { log.info("recovery: removed \(removed) part log(s) of items no longer in the spool") }
         log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued")
         return outcome
     }

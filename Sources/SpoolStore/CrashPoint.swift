@@ -36,6 +36,17 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     /// `IndexFile.compact`: the new index is renamed over the old one (directory not yet synced).
     case compactAfterRename = "compact.after-rename"
 
+    /// S3 multipart: CreateMultipartUpload answered, its upload id not yet recorded.
+    case multipartAfterCreate = "multipart.after-create"
+    /// S3 multipart: the upload id is recorded in `parts/<id>.log`, no part sent yet.
+    case multipartAfterBegin = "multipart.after-begin"
+    /// S3 multipart: one part is recorded in the part log (once per part).
+    case multipartAfterPart = "multipart.after-part"
+    /// S3 multipart: every part recorded, CompleteMultipartUpload not yet sent.
+    case multipartBeforeComplete = "multipart.before-complete"
+    /// S3 multipart: CompleteMultipartUpload succeeded, the item's success not yet recorded.
+    case multipartAfterComplete = "multipart.after-complete"
+
     /// Start-up recovery: one planned repair is done (once per repair).
     case recoveryAfterRepair = "recovery.after-repair"
     /// Start-up recovery: interrupted uploads are back in pending/ (or failed/), before compaction.

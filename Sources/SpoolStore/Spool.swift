@@ -19,6 +19,8 @@ public final class Spool {
     /// Room kept for recording outcomes on a full disk (`SPOOL/index.reserve`).
     public let reserve: SpaceReserve
     private let reaper: FileReaper
+    /// `SPOOL/parts/`: the durable progress of S3 multipart uploads.
+    public let partLogs: PartLogFolder
     /// One descriptor per folder; incoming/'s is replaced when the folder is (`reopenIncomingIfReplaced`).
     private var folders: [SpoolFolder: FileDescriptor]
     private let device: UInt64
@@ -69,6 +71,7 @@ public final class Spool {
         self.reserve = SpaceReserve(root: root, fs: fs)
         self.reaper = FileReaper(fs: fs)
         self.path = Spool.absolute(path)
+        self.partLogs = PartLogFolder(root: root, fs: fs, spoolPath: self.path)
     }
 
     /// `mkdir SPOOL`, one level only: a typo in --spool must not create a tree of folders. A

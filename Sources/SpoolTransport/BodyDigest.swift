@@ -19,17 +19,24 @@ enum BodyDigest {
             case .bytes(let bytes):
                 hasher.update(bytes)
             case .blob(let blob):
-                var offset: Int64 = 0
-                while offset < blob.size {
-                    let n = buffer.withUnsafeMutableBytes { blob.read(into: $0.baseAddress!, count: $0.count, at: offset) }
-                    guard n > 0 else {
-                        throw DigestError(description: "cannot read the body: \(blob.failure ?? "read failed")")
-                    }
-                    buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-                    offset += Int64(n)
-                }
+                try hash(blob, from: 0, length: blob.size, into: &hasher, buffer: &buffer)
+            case .range(let blob, let offset, let length):
+                try hash(blob, from: offset, length: length, into: &hasher, buffer: &buffer)
             }
         }
         return hasher.finalize()
+    }
+
+    private static func hash(_ blob: BlobBody, from start: Int64, length: Int64, into hasher: inout SHA256, buffer: inout [UInt8]) throws {
+        var offset: Int64 = 0
+        while offset < length {
+            let wanted = Int(min(Int64(buffer.count), length - offset))
+            let n = buffer.withUnsafeMutableBytes { blob.read(into: $0.baseAddress!, count: wanted, at: start + offset) }
+            guard n > 0 else {
+                throw DigestError(description: "cannot read the body: \(blob.failure ?? "read failed")")
+            }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += Int64(n)
+        }
     }
 }

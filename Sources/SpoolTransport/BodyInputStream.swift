@@ -10,14 +10,17 @@ import Foundation
 /// FoundationNetworking's EasyHandle). A read error returns -1, which makes libcurl abort the
 /// request instead of sending a short body.
 final class BodyInputStream: InputStream {
-    enum Part {
+    enum Part: Sendable {
         case bytes([UInt8])
         case blob(BlobBody)
+        /// `length` bytes of the blob from `offset`: one part of an S3 multipart upload.
+        case range(BlobBody, offset: Int64, length: Int64)
 
         var length: Int64 {
             switch self {
             case .bytes(let bytes): Int64(bytes.count)
             case .blob(let blob): blob.size
+            case .range(_, _, let length): length
             }
         }
     }
@@ -59,6 +62,13 @@ final class BodyInputStream: InputStream {
             case .blob(let blob):
                 n = blob.read(into: buffer, count: length, at: offset)
                 if n < 0 {
+                    status = .error
+                    return -1
+                }
+            case .range(let blob, let start, let rangeLength):
+                let wanted = Int(min(Int64(length), rangeLength - offset))
+                n = wanted > 0 ? blob.read(into: buffer, count: wanted, at: start + offset) : 0
+                if n < 0 || (n == 0 && wanted > 0) {
                     status = .error
                     return -1
                 }

@@ -7,124 +7,214 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// One attempt of an S3 multipart upload: CreateMultipartUpload, each part in order
-/// (UploadPart), CompleteMultipartUpload — every request signed when it is sent.
+/// One attempt of an S3 multipart upload, resumed from the item's part log when it has one
+/// (RELIABILITY rule 13).
 ///
-/// Within one attempt only: nothing of the upload (its id, the parts done) is kept in the spool,
-/// so a failed or interrupted attempt starts over with a new upload, and the failed one is
-/// aborted (AbortMultipartUpload, best effort). Durable, resumable parts are future work
-/// (RELIABILITY rule 13). Memory: one part's bytes at a time (`--s3-part-size`).
-/// Each request has the attempt's `--timeout` as its own deadline, enforced here.
+/// - A log for this blob and object: ListParts (every page) checks that the upload still exists;
+///   NoSuchUpload removes the log and starts over. Parts in the log that the store also lists
+///   are done and never sent again; the others are sent.
+/// - No log (or one for another object): CreateMultipartUpload, and the upload id is recorded
+///   (fsynced) before the first part is sent.
+/// - Parts go up `concurrency` at once, each hashed (its SigV4 payload hash, read 1 MiB at a time)
+///   and then streamed from the blob's descriptor: memory stays flat whatever the part size.
+///   A part counts once its ETag is recorded (fsynced) in the log; a crash re-sends at most the
+///   parts in flight.
+/// - All parts done: CompleteMultipartUpload with every part's ETag from the log.
+///
+/// The first part (or step) that fails ends the attempt: the parts still in flight are cancelled
+/// and the upload is kept for the next attempt. Without a log (`request.partJournal` nil), a
+/// failed attempt aborts its upload instead. Everything here runs on `work`, one serial queue,
+/// so a part is never recorded after the attempt has reported.
 final class S3MultipartUpload: @unchecked Sendable {
+    /// Parts asked for per ListParts page: its answer fits `S3RequestSession.answerLimit`.
+    static let listPage = 500
+
     private let request: UploadRequest
-    private let plan: S3PartPlan
-    private let session: URLSession
+    private let preferredPartSize: Int64
+    private let concurrency: Int
+    private let session: S3RequestSession
     private let signer: SigV4Signer
     private let clock: any Clock
     private let deadlineSeconds: Double
-    /// Where part files are read and hashed: never the session's delegate queue.
     private let work: DispatchQueue
+    private let journal: (any PartJournal)?
     private let completion: @Sendable (UploadOutcome) -> Void
 
-    private struct State {
-        var task: URLSessionTask?
-        /// Counts requests, so a deadline timer only cancels the request it was made for.
-        var generation = 0
-        var cancelled = false
-        var timedOut = false
-        var finished = false
-        var uploadID: String?
-        var etags: [String] = []
-    }
-    private let state = Mutex(State())
+    // Only touched on `work`.
+    private var plan: S3PartPlan
+    private var uploadID: String?
+    private var done: [Int: String] = [:]
+    private var waiting: [Int] = []
+    /// Requests in flight: part number (0 for the other steps) → the session's handle.
+    private var inFlight: [Int: Int] = [:]
+    private var finished = false
 
     init(
-        _ request: UploadRequest, plan: S3PartPlan, session: URLSession, signer: SigV4Signer, clock: any Clock,
-        deadlineSeconds: Double, work: DispatchQueue, completion: @escaping @Sendable (UploadOutcome) -> Void
+        _ request: UploadRequest, preferredPartSize: Int64, concurrency: Int, session: S3RequestSession, signer: SigV4Signer,
+        clock: any Clock, deadlineSeconds: Double, work: DispatchQueue, completion: @escaping @Sendable (UploadOutcome) -> Void
     ) {
-        (self.request, self.plan, self.session, self.signer, self.clock) = (request, plan, session, signer, clock)
-        (self.deadlineSeconds, self.work, self.completion) = (deadlineSeconds, work, completion)
+        (self.request, self.preferredPartSize, self.concurrency, self.session) = (request, preferredPartSize, concurrency, session)
+        (self.signer, self.clock, self.deadlineSeconds, self.work) = (signer, clock, deadlineSeconds, work)
+        self.journal = request.partJournal
+        self.completion = completion
+        plan = S3PartPlan(size: request.size, preferredPartSize: preferredPartSize)
     }
 
+    /// On `work`.
     func start() {
-        var headers = ["Content-Type": request.contentType]
-        for (name, value) in request.headers { headers[name] = value }
-        send(method: "POST", query: "uploads=", body: Data(), headers: headers) { [self] data, _ in
-            let text = String(decoding: data.prefix(64 * 1024), as: UTF8.self)
-            guard let id = S3PartPlan.element("UploadId", in: text) else {
-                finish(.status(502, excerpt: "CreateMultipartUpload answered without an UploadId"))
-                return
-            }
-            state.withLock { $0.uploadID = id }
-            work.async { self.sendPart(1) }
-        }
-    }
-
-    func cancel() {
-        let task: URLSessionTask? = state.withLock { s in
-            s.cancelled = true
-            return s.task
-        }
-        task?.cancel()
-    }
-
-    private var uploadIDQuery: String {
-        "uploadId=" + URLTemplate.encodePathSegment(state.withLock { $0.uploadID } ?? "")
-    }
-
-    /// Reads part `number` from the blob and sends it; the next part follows its answer.
-    private func sendPart(_ number: Int) {
-        let (offset, length) = plan.range(ofPart: number)
-        let body: Data
-        do {
-            body = try S3MultipartUpload.read(request.body, offset: offset, length: length)
-        } catch {
-            abortThenFinish(.network("could not read part \(number) of the payload: \(error)"))
+        guard let recorded = journal?.load() else {
+            create()
             return
         }
-        send(method: "PUT", query: "partNumber=\(number)&" + uploadIDQuery, body: body, headers: [:]) { [self] _, response in
-            guard let etag = response.value(forHTTPHeaderField: "ETag"), !etag.isEmpty else {
-                abortThenFinish(.status(502, excerpt: "UploadPart \(number) answered without an ETag"))
+        guard recorded.size == request.size, recorded.url == request.url, recorded.region == signer.region else {
+            // An upload for another object (the URL or the region changed): abandoned.
+            abort(uploadID: recorded.uploadID, url: recorded.url)
+            journal?.discard()
+            create()
+            return
+        }
+        plan = recorded.plan
+        uploadID = recorded.uploadID
+        listParts(marker: 0, listed: [:], recorded: recorded.parts)
+    }
+
+    /// Ends the attempt with `.cancelled` (the daemon is stopping); the upload is kept.
+    func cancel() {
+        work.async { self.fail(.cancelled, abortUpload: false) }
+    }
+
+    private var uploadIDQuery: String { "uploadId=" + URLTemplate.encodePathSegment(uploadID ?? "") }
+
+    // MARK: Steps
+
+    private func create() {
+        var headers = ["Content-Type": request.contentType]
+        for (name, value) in request.headers { headers[name] = value }
+        send(step: 0, method: "POST", query: "uploads=", body: [], headers: headers) { [self] answer in
+            guard let id = S3PartPlan.element("UploadId", in: answer.text) else {
+                fail(.status(502, excerpt: "CreateMultipartUpload answered without an UploadId"), abortUpload: false)
                 return
             }
-            state.withLock { $0.etags.append(etag) }
-            if number < plan.partCount {
-                work.async { self.sendPart(number + 1) }
-            } else {
-                work.async { self.complete() }
+            uploadID = id
+            if let journal {
+                journal.reached(.created)
+                do {
+                    try journal.begin(.init(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: id, url: request.url))
+                } catch {
+                    fail(.network("cannot record the multipart upload in the spool: \(error)"), abortUpload: true)
+                    return
+                }
             }
+            sendParts()
+        }
+    }
+
+    /// Reads every page of ListParts, then keeps the recorded parts the store still has.
+    private func listParts(marker: Int, listed: [Int: String], recorded: [Int: String]) {
+        let query = "max-parts=\(S3MultipartUpload.listPage)&part-number-marker=\(marker)&" + uploadIDQuery
+        send(step: 0, method: "GET", query: query, body: nil, headers: [:], notFound: { [self] in
+            // The upload is gone (aborted, expired, or completed before a crash): start over.
+            journal?.discard()
+            uploadID = nil
+            create()
+        }) { [self] answer in
+            var listed = listed
+            let text = answer.text
+            for part in S3MultipartUpload.elements("Part", in: text) {
+                if let number = S3PartPlan.element("PartNumber", in: part).flatMap(Int.init), let etag = S3PartPlan.element("ETag", in: part) {
+                    listed[number] = etag
+                }
+            }
+            // Pages past the plan's last part cannot hold a part of ours: a server that keeps
+            // saying "truncated" cannot keep the attempt going.
+            if S3PartPlan.element("IsTruncated", in: text) == "true",
+               let next = S3PartPlan.element("NextPartNumberMarker", in: text).flatMap(Int.init), next > marker,
+               next < plan.partCount
+            {
+                listParts(marker: next, listed: listed, recorded: recorded)
+                return
+            }
+            // Only what the log vouches for counts, and only if the store has it too.
+            done = recorded.filter { number, etag in
+                listed[number].map { S3MultipartUpload.unquoted($0) == S3MultipartUpload.unquoted(etag) } ?? false
+            }
+            sendParts()
+        }
+    }
+
+    private func sendParts() {
+        waiting = (1...plan.partCount).filter { done[$0] == nil }
+        pump()
+    }
+
+    /// Starts parts until `concurrency` are in flight; completes when none is left.
+    private func pump() {
+        guard !finished else { return }
+        while inFlight.count < concurrency, !waiting.isEmpty {
+            sendPart(waiting.removeFirst())
+            if finished { return }
+        }
+        if waiting.isEmpty && inFlight.isEmpty { complete() }
+    }
+
+    private func sendPart(_ number: Int) {
+        let (offset, length) = plan.range(ofPart: number)
+        let body = BodyInputStream.Part.range(request.body, offset: offset, length: length)
+        send(step: number, method: "PUT", query: "partNumber=\(number)&" + uploadIDQuery, body: [body], headers: [:]) { [self] answer in
+            guard let etag = answer.etag, !etag.isEmpty else {
+                fail(.status(502, excerpt: "UploadPart \(number) answered without an ETag"), abortUpload: false)
+                return
+            }
+            do {
+                try journal?.record(part: number, etag: etag)
+            } catch {
+                fail(.network("cannot record part \(number) in the spool: \(error)"), abortUpload: false)
+                return
+            }
+            done[number] = etag
+            pump()
         }
     }
 
     private func complete() {
-        let etags = state.withLock { $0.etags }
-        let body = Data(S3PartPlan.completionBody(etags: etags).utf8)
-        send(method: "POST", query: uploadIDQuery, body: body, headers: ["Content-Type": "application/xml"]) { [self] data, response in
+        journal?.reached(.completing)
+        let etags = (1...plan.partCount).map { done[$0] ?? "" }
+        let body = Array(S3PartPlan.completionBody(etags: etags).utf8)
+        send(step: 0, method: "POST", query: uploadIDQuery, body: [.bytes(body)], headers: ["Content-Type": "application/xml"]) { [self] answer in
             // S3 may answer 200 and still report an error in the body.
-            let excerpt = URLSessionTransport.excerpt(data)
+            let excerpt = URLSessionTransport.excerpt(answer.body)
             if S3ErrorClassifier.errorCode(in: excerpt) != nil, S3PartPlan.element("ETag", in: excerpt ?? "") == nil {
-                abortThenFinish(.status(500, excerpt: excerpt))
+                fail(.status(500, excerpt: excerpt), abortUpload: false)
                 return
             }
-            finish(.status(response.statusCode, excerpt: excerpt))
+            journal?.reached(.completed)
+            finish(.status(answer.status, excerpt: excerpt))
         }
     }
 
-    /// Signs and sends one request; `then` gets 2xx answers, anything else ends the attempt.
+    // MARK: Requests
+
+    /// Signs and sends one request. `then` gets 2xx answers (on `work`); a 404 NoSuchUpload goes
+    /// to `notFound` when given; anything else ends the attempt.
     private func send(
-        method: String, query: String, body: Data, headers: [String: String],
-        then: @escaping @Sendable (Data, HTTPURLResponse) -> Void
+        step: Int, method: String, query: String, body: [BodyInputStream.Part]?, headers: [String: String],
+        notFound: (@Sendable () -> Void)? = nil, then: @escaping @Sendable (S3RequestSession.Answer) -> Void
     ) {
+        guard !finished else { return }
         guard let origin = HTTPOrigin(request.url), let url = URL(string: request.url + "?" + query) else {
-            finish(.refused("invalid upload URL '\(request.url)'"))
+            fail(.refused("invalid upload URL '\(request.url)'"), abortUpload: false)
+            return
+        }
+        let parts = body ?? []
+        let payloadHash: String
+        do {
+            payloadHash = parts.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Signer.hex(try BodyDigest.sha256(of: parts))
+        } catch {
+            // The blob changed under us (rule 8): an item error, not the network's.
+            fail(.refused(request.body.failure ?? "\(error)"), abortUpload: false)
             return
         }
         let (path, _) = S3SigningTransport.pathAndQuery(of: request.url)
-        let payloadHash = SigV4Signer.hex(body.withUnsafeBytes { bytes in
-            var hasher = SHA256()
-            hasher.update(bytes)
-            return hasher.finalize()
-        })
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = method
         urlRequest.setValue(SpooldVersion.userAgent, forHTTPHeaderField: "User-Agent")
@@ -134,98 +224,108 @@ final class S3MultipartUpload: @unchecked Sendable {
         let names = Set(signed.keys.map { $0.lowercased() })
         for (name, value) in headers where !names.contains(name.lowercased()) { urlRequest.setValue(value, forHTTPHeaderField: name) }
         for (name, value) in signed { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        let task = session.uploadTask(with: urlRequest, from: body) { [self] data, response, error in
-            let (timedOut, cancelled) = state.withLock { s in
-                s.task = nil
-                return (s.timedOut, s.cancelled)
-            }
-            if let http = response as? HTTPURLResponse, error == nil {
-                if (200..<300).contains(http.statusCode) {
-                    then(data ?? Data(), http)
-                } else {
-                    abortThenFinish(.status(http.statusCode, excerpt: URLSessionTransport.excerpt(data)))
+        let stream: (@Sendable () -> InputStream)? = body == nil ? nil : { @Sendable in BodyInputStream(parts) }
+        let handle = session.send(
+            urlRequest, body: stream, length: BodyInputStream.length(of: parts), deadlineSeconds: deadlineSeconds
+        ) { [self] result in
+            work.async { [self] in
+                inFlight[step] = nil
+                guard !finished else { return }
+                switch result {
+                case .success(let answer) where (200..<300).contains(answer.status):
+                    then(answer)
+                case .success(let answer):
+                    let excerpt = URLSessionTransport.excerpt(answer.body)
+                    if answer.status == 404, let notFound, S3ErrorClassifier.errorCode(in: excerpt) == "NoSuchUpload" {
+                        notFound()
+                    } else {
+                        fail(.status(answer.status, excerpt: excerpt), abortUpload: false)
+                    }
+                case .failure(.cancelled):
+                    fail(.cancelled, abortUpload: false)
+                case .failure(.timedOut):
+                    fail(.network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)"),
+                         abortUpload: false)
+                case .failure(.network(let error)):
+                    if let failure = request.body.failure {
+                        fail(.refused(failure), abortUpload: false)
+                    } else {
+                        fail(URLSessionTransport.networkOutcome(error), abortUpload: false)
+                    }
                 }
-            } else if cancelled {
-                finish(.cancelled)
-            } else if timedOut {
-                abortThenFinish(.network(
-                    "no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)"))
-            } else {
-                abortThenFinish(URLSessionTransport.networkOutcome(error))
             }
         }
-        let go: Bool = state.withLock { s in
-            guard !s.cancelled, !s.finished else { return false }
-            s.task = task
-            s.generation += 1
-            let generation = s.generation
-            work.asyncAfter(deadline: .now() + deadlineSeconds) { [weak self] in self?.expire(generation) }
-            return true
-        }
-        if go { task.resume() } else {
-            task.cancel()
-            finish(.cancelled)
-        }
+        inFlight[step] = handle
     }
 
-    private func expire(_ generation: Int) {
-        let task: URLSessionTask? = state.withLock { s in
-            guard s.generation == generation, let task = s.task else { return nil }
-            s.timedOut = true
-            return task
+    /// Ends the attempt: cancels what is in flight; without a log (or when asked), aborts the
+    /// upload, since no later attempt could resume it.
+    private func fail(_ outcome: UploadOutcome, abortUpload: Bool) {
+        guard !finished else { return }
+        for handle in inFlight.values { session.cancel(handle) }
+        inFlight.removeAll()
+        if let uploadID, abortUpload || journal == nil, !outcome.wasCancelled {
+            abort(uploadID: uploadID, url: request.url)
         }
-        task?.cancel()
+        finish(outcome)
     }
 
-    /// Aborts the upload (when one was created), then reports `outcome`. The request is made
-    /// on `work`, never on the session's delegate queue this is called from.
-    private func abortThenFinish(_ outcome: UploadOutcome) {
-        work.async { self.abort(then: outcome) }
+    private func finish(_ outcome: UploadOutcome) {
+        guard !finished else { return }
+        finished = true
+        request.body.close()
+        completion(S3ErrorClassifier.judge(outcome))
     }
 
-    private func abort(then outcome: UploadOutcome) {
-        guard let origin = HTTPOrigin(request.url), state.withLock({ $0.uploadID != nil && !$0.cancelled }),
-              let url = URL(string: request.url + "?" + uploadIDQuery)
-        else {
-            finish(outcome)
+    /// AbortMultipartUpload, best effort: a store that keeps the parts anyway is cleaned by a
+    /// lifecycle rule (README).
+    private func abort(uploadID: String, url: String) {
+        S3MultipartUpload.abort(
+            uploadID: uploadID, url: url, session: session, signer: signer, clock: clock, deadlineSeconds: min(deadlineSeconds, 30)
+        ) { _ in }
+    }
+
+    /// Sends AbortMultipartUpload for `uploadID` of the object at `url`; `then` gets whether the
+    /// store confirmed (2xx, or 404: the upload is gone anyway).
+    static func abort(
+        uploadID: String, url: String, session: S3RequestSession, signer: SigV4Signer, clock: any Clock, deadlineSeconds: Double,
+        then: @escaping @Sendable (Bool) -> Void
+    ) {
+        let query = "uploadId=" + URLTemplate.encodePathSegment(uploadID)
+        guard let origin = HTTPOrigin(url), let target = URL(string: url + "?" + query) else {
+            then(false)
             return
         }
-        let (path, _) = S3SigningTransport.pathAndQuery(of: request.url)
-        var urlRequest = URLRequest(url: url)
+        let (path, _) = S3SigningTransport.pathAndQuery(of: url)
+        var urlRequest = URLRequest(url: target)
         urlRequest.httpMethod = "DELETE"
-        urlRequest.timeoutInterval = min(deadlineSeconds, 30)
+        urlRequest.setValue(SpooldVersion.userAgent, forHTTPHeaderField: "User-Agent")
         for (name, value) in signer.headers(
-            method: "DELETE", host: S3SigningTransport.hostHeader(origin), path: path, query: uploadIDQuery,
+            method: "DELETE", host: S3SigningTransport.hostHeader(origin), path: path, query: query,
             payloadHash: SigV4Signer.emptyPayloadHash, date: clock.now())
         {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        // Best effort: a store that keeps the parts anyway is cleaned by a lifecycle rule (README).
-        session.dataTask(with: urlRequest) { [self] _, _, _ in finish(outcome) }.resume()
-    }
-
-    private func finish(_ outcome: UploadOutcome) {
-        let first: Bool = state.withLock { s in
-            defer { s.finished = true }
-            return !s.finished
+        session.send(urlRequest, body: nil, length: 0, deadlineSeconds: deadlineSeconds) { result in
+            if case .success(let answer) = result { then((200..<300).contains(answer.status) || answer.status == 404) } else { then(false) }
         }
-        if first { completion(S3ErrorClassifier.judge(outcome)) }
     }
 
-    struct ReadError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// `length` bytes of the blob at `offset`, read from the descriptor the spool opened (never a
-    /// path: a symlink swapped in after the claim is not followed), or an error if it is shorter.
-    static func read(_ blob: BlobBody, offset: Int64, length: Int64) throws -> Data {
-        var bytes = Data(count: Int(length))
-        var total = 0
-        while total < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { blob.read(into: $0.baseAddress! + total, count: $0.count - total, at: offset + Int64(total)) }
-            guard n > 0 else { throw ReadError(description: blob.failure ?? "the payload is shorter than it was spooled") }
-            total += n
+    /// The contents of every `<Tag>…</Tag>` in an XML answer, in order.
+    static func elements(_ tag: String, in xml: String) -> [String] {
+        var found: [String] = []
+        var rest = Substring(xml)
+        while let open = rest.firstRange(of: "<\(tag)>"), let close = rest[open.upperBound...].firstRange(of: "</\(tag)>") {
+            found.append(String(rest[open.upperBound..<close.lowerBound]))
+            rest = rest[close.upperBound...]
         }
-        return bytes
+        return found
+    }
+
+    /// An ETag without its quotes (`&quot;` too): stores differ in how ListParts writes them.
+    static func unquoted(_ etag: String) -> String {
+        var text = etag.replacing("&quot;", with: "\"").replacing("&#34;", with: "\"")
+        text.removeAll { $0 == "\"" }
+        return text
     }
 }

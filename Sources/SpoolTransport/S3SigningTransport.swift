@@ -17,7 +17,7 @@ import FoundationNetworking
 /// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
 /// Credentials live only in `signer`; headers are never logged. Blobs larger than the part size
 /// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
-/// signed on its own.
+/// signed on its own, and resumed from the item's part log on a later attempt.
 public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let inner: any UploadTransport
     private let signer: SigV4Signer
@@ -41,27 +41,20 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             (self.partSize, self.concurrency, self.deadlineSeconds, self.idleSeconds) = (partSize, concurrency, deadlineSeconds, idleSeconds)
         }
     }
-    private let multipartSession: URLSession?
+    private let multipartSession: S3RequestSession?
 
     public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil) {
         (self.inner, self.signer, self.clock, self.multipart) = (inner, signer, clock, multipart)
         multipartSession = multipart.map {
-            URLSessionTransport.makeSession(
-                concurrency: $0.concurrency, deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds,
-                delegate: DecliningRedirects())
+            S3RequestSession(
+                concurrency: min(S3SigningTransport.partsInFlight($0.concurrency) * max(1, $0.concurrency), 256),
+                deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds)
         }
     }
 
-    /// The multipart session follows no redirect (RELIABILITY rule 10): a 3xx ends the step
-    /// like any other answer that is not 2xx.
-    private final class DecliningRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-        func urlSession(
-            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-        ) {
-            completionHandler(nil)
-        }
-    }
+    /// Parts of one item in flight at once: `--concurrency`, at most 16 (each holds a
+    /// connection; memory does not grow with it, since parts stream from the blob).
+    static func partsInFlight(_ concurrency: Int) -> Int { min(max(1, concurrency), 16) }
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let origin = HTTPOrigin(request.url) else {
@@ -74,8 +67,8 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
         if let multipart, let session = multipartSession, request.size > multipart.partSize {
             let upload = S3MultipartUpload(
-                request, plan: S3PartPlan(size: request.size, preferredPartSize: multipart.partSize), session: session,
-                signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
+                request, preferredPartSize: multipart.partSize, concurrency: S3SigningTransport.partsInFlight(multipart.concurrency),
+                session: session, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
             ) { [self] outcome in
                 multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
                 completion(outcome)
@@ -115,6 +108,24 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         waiting.withLock { all in for key in all.keys { all[key] = true } }
         for upload in multipartUploads.withLock({ Array($0.values) }) { upload.cancel() }
         inner.cancelAll()
+    }
+
+    /// Aborts the item's multipart upload, if its log names one (at most 10 s), then removes the log.
+    public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
+        hashing.async { [self] in
+            guard let recorded = journal.load(), let session = multipartSession else {
+                journal.discard()
+                done()
+                return
+            }
+            S3MultipartUpload.abort(
+                uploadID: recorded.uploadID, url: recorded.url, session: session, signer: signer, clock: clock,
+                deadlineSeconds: min(multipart?.deadlineSeconds ?? 10, 10)
+            ) { _ in
+                journal.discard()
+                done()
+            }
+        }
     }
 
     /// The `Host` header the HTTP client sends for `origin`: the port only when not the default.

@@ -18,6 +18,9 @@ public struct UploadRequest: Sendable {
     /// With `--content-digest`: send an RFC 9530 `Content-Digest` over the exact body (the
     /// multipart body when there is one), computed before the request.
     public var contentDigest: ContentDigest?
+    /// Where an S3 multipart upload records its progress (the item's part log); nil for items
+    /// too small for one, and for HTTP targets.
+    public var partJournal: (any PartJournal)?
 
     public var size: Int64 { body.size }
 

@@ -8,4 +8,16 @@ public protocol UploadTransport: Sendable {
     /// Cancels every upload in progress; each still gets its completion, `UploadOutcome.cancelled`
     /// unless another outcome came first.
     func cancelAll()
+    /// The item will not be uploaded (it went to failed/ or was purged): lets go of what is kept
+    /// for it beyond its files (an S3 multipart upload is aborted, best effort and bounded in
+    /// time), removes its part log, then calls `done`, on any thread.
+    func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void)
+}
+
+extension UploadTransport {
+    /// HTTP targets keep nothing elsewhere: the log (if any) is removed.
+    public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
+        journal.discard()
+        done()
+    }
 }

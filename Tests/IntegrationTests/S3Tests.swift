@@ -67,41 +67,106 @@ final class S3Tests: XCTestCase {
         XCTAssertEqual(log.components(separatedBy: "complete multipart upload").count - 1, 1, log)
     }
 
-    /// A part that fails ends the attempt: the upload is aborted, and the next attempt starts a
-    /// new one from the first part, every request signed afresh over the bytes it carries.
-    func testFailedPart_abortsTheUpload_andTheRetryStartsOver() throws {
-        let ok = ScriptedResponse.status(
-            200, body: "<InitiateMultipartUploadResult><UploadId>up+1/x</UploadId></InitiateMultipartUploadResult>",
-            headers: [("ETag", "\"etag\"")])
+    /// A part that fails ends the attempt, but not the upload: the retry lists the parts
+    /// (ListParts, following its pages by part-number-marker), sends only the part the log does
+    /// not hold, and completes with every ETag.
+    func testFailedPart_theRetryResumes_sendingOnlyTheMissingPart() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>up+1/x</UploadId></InitiateMultipartUploadResult>")
+        let part = { (etag: String) in ScriptedResponse.status(200, headers: [("ETag", etag)]) }
         let slowDown = ScriptedResponse.status(503, body: "<Error><Code>SlowDown</Code></Error>")
-        let receiver = UploadReceiver(script: .sequence([ok, ok, slowDown], thenAlways: ok))
+        let page1 = ScriptedResponse.status(
+            200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>1</NextPartNumberMarker>"
+                + "<Part><PartNumber>1</PartNumber><ETag>&quot;e1&quot;</ETag></Part></ListPartsResult>")
+        let page2 = ScriptedResponse.status(
+            200, body: "<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part></ListPartsResult>")
+        let receiver = UploadReceiver(script: .sequence(
+            [created, part("\"e1\""), part("\"e2\""), slowDown, page1, page2, part("\"e3\"")], thenAlways: part("\"x\"")))
         let port = try receiver.start()
         addTeardownBlock { receiver.stop() }
         let spool = try TestSpool(self)
-        let blob = payload((5 << 20) + 3, seed: 7)
-        try spool.drop("two parts.bin", blob)
+        let blob = payload((10 << 20) + 3, seed: 7)
+        try spool.drop("three parts.bin", blob)
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2"],
+             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2", "--concurrency", "1"],
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let requests = receiver.requests
-        let object = "/bucket/k/two%20parts.bin"
+        let object = "/bucket/k/three%20parts.bin"
         XCTAssertEqual(requests.map { "\($0.method) \($0.target)" }, [
             "POST \(object)?uploads=", "PUT \(object)?partNumber=1&uploadId=up%2B1%2Fx",
-            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "DELETE \(object)?uploadId=up%2B1%2Fx",
-            "POST \(object)?uploads=", "PUT \(object)?partNumber=1&uploadId=up%2B1%2Fx",
-            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "POST \(object)?uploadId=up%2B1%2Fx",
+            "PUT \(object)?partNumber=2&uploadId=up%2B1%2Fx", "PUT \(object)?partNumber=3&uploadId=up%2B1%2Fx",
+            "GET \(object)?max-parts=500&part-number-marker=0&uploadId=up%2B1%2Fx",
+            "GET \(object)?max-parts=500&part-number-marker=1&uploadId=up%2B1%2Fx",
+            "PUT \(object)?partNumber=3&uploadId=up%2B1%2Fx", "POST \(object)?uploadId=up%2B1%2Fx",
         ])
         for request in requests {
             XCTAssertTrue(request.header("Authorization")?.hasPrefix("AWS4-HMAC-SHA256 Credential=\(RcloneS3Server.accessKey)/") == true)
             XCTAssertEqual(request.header("x-amz-content-sha256"), SigV4Signer.hex(SHA256.hash(request.body)), request.target)
         }
-        let parts = requests.filter { $0.method == "PUT" }
-        XCTAssertEqual(parts[2].body + parts[3].body, blob)
-        XCTAssertTrue(String(decoding: requests[7].body, as: UTF8.self).contains("<PartNumber>2</PartNumber><ETag>\"etag\"</ETag>"))
+        XCTAssertEqual(requests[1].body + requests[2].body + requests[6].body, blob)
+        XCTAssertEqual(
+            String(decoding: requests[7].body, as: UTF8.self),
+            "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"
+                + "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part>"
+                + "<Part><PartNumber>3</PartNumber><ETag>\"e3\"</ETag></Part></CompleteMultipartUpload>")
+        XCTAssertEqual(spool.files(in: "parts"), [], "the part log goes once the success is recorded")
+    }
+
+    /// The upload the log names is gone (aborted or expired): the retry starts a new one.
+    func testResume_ofAnUploadThatIsGone_startsOver() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>first</UploadId></InitiateMultipartUploadResult>")
+        let again = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>second</UploadId></InitiateMultipartUploadResult>")
+        let part = ScriptedResponse.status(200, headers: [("ETag", "\"e\"")])
+        let drop = ScriptedResponse.status(500, body: "<Error><Code>InternalError</Code></Error>")
+        let gone = ScriptedResponse.status(404, body: "<Error><Code>NoSuchUpload</Code></Error>")
+        let receiver = UploadReceiver(script: .sequence([created, part, drop, gone, again], thenAlways: part))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("b.bin", payload((5 << 20) + 3, seed: 8))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--concurrency", "1"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
+            "POST uploads=", "PUT partNumber=1&uploadId=first", "PUT partNumber=2&uploadId=first",
+            "GET max-parts=500&part-number-marker=0&uploadId=first",
+            "POST uploads=", "PUT partNumber=1&uploadId=second", "PUT partNumber=2&uploadId=second", "POST uploadId=second",
+        ])
+    }
+
+    /// Giving up on an item (a final answer) aborts its multipart upload and removes its log.
+    func testGivingUp_abortsTheMultipartUpload() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
+        let part = ScriptedResponse.status(200, headers: [("ETag", "\"e\"")])
+        let tooLarge = ScriptedResponse.status(400, body: "<Error><Code>EntityTooLarge</Code></Error>")
+        let receiver = UploadReceiver(script: .sequence([created, part, tooLarge], thenAlways: .status(204)))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("f.bin", payload((5 << 20) + 3, seed: 9))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--concurrency", "1"],
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
+            "POST uploads=", "PUT partNumber=1&uploadId=u", "PUT partNumber=2&uploadId=u", "DELETE uploadId=u",
+        ])
+        XCTAssertEqual(spool.files(in: "failed").count, 2)
+        XCTAssertEqual(spool.files(in: "parts"), [])
     }
 
     func testPartSize_outOfS3sLimits_isAUsageError() throws {

@@ -18,6 +18,15 @@ final class ItemLifecycleTests: XCTestCase {
         XCTAssertEqual(item.attemptsMade, 1)
     }
 
+    func testClaim_atTheLargestCountANameHolds_failsInsteadOfTrapping() {
+        var item = ItemLifecycle(location: ItemLocation(.pending, attempt: ItemFileName.maximumAttempt), notBefore: t0)
+        guard case .fail(let from, let to, let reason) = item.claim() else { return XCTFail("claimed") }
+        XCTAssertEqual(from, ItemLocation(.pending, attempt: 9_999))
+        XCTAssertEqual(to, ItemLocation(.failed, attempt: 9_999))
+        XCTAssertTrue(reason.contains("spoold retry"), reason)
+        XCTAssertEqual(item.state, .failed)
+    }
+
     func testThree500s_failOnTheThirdAttempt() {
         var item = fresh()
         var now = t0

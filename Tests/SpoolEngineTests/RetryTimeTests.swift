@@ -1,3 +1,4 @@
+import Glibc
 import SpoolCore
 import SpoolTestSupport
 import XCTest
@@ -68,5 +69,35 @@ final class RetryTimeTests: EngineTestCase {
         try embedded.advanceTime(to: 0.75)  // base 1 s: uniform in [0.5, 1), 0.75 at random 0.5
         XCTAssertEqual(embedded.transport.startTimes(since: embedded.startedAt), [0, 0.75])
         XCTAssertEqual(attempts(in: .pending), [2])
+    }
+}
+
+/// An item whose attempt count an operator set to the largest a name holds (`.a9999`) is parked,
+/// never claimed: the next count has no file name (it used to trap the daemon).
+final class AttemptLimitTests: EngineTestCase {
+    func testItemAtTheAttemptLimit_isParkedInFailed_withoutARequest() throws {
+        try drop("kept.txt")
+        var factory = TestItems()
+        let item = factory.incoming("limit.txt")
+        try temp.write(Array("limit".utf8), to: "limit.txt", in: .incoming)
+        _ = try temp.open().add([item])
+        let id = try XCTUnwrap(ItemID(item.metadata.id))
+        for kind in [ItemFileName.Kind.json, .blob] {
+            let from = temp.path(.pending, ItemFileName(id: id, attempt: 0, kind: kind).description)
+            let to = temp.path(.pending, ItemFileName(id: id, attempt: 9_999, kind: kind).description)
+            XCTAssertEqual(rename(from, to), 0)
+        }
+        // Due now on the manual clock (a pending item is due at its json's mtime).
+        let milliseconds = clock.now().millisecondsSinceEpoch
+        let time = timespec(tv_sec: Int(milliseconds / 1000), tv_nsec: 0)
+        var times = [time, time]
+        let json = temp.path(.pending, ItemFileName(id: id, attempt: 9_999, kind: .json).description)
+        XCTAssertEqual(utimensat(AT_FDCWD, json, &times, 0), 0)
+        let embedded = try start(configuration(concurrency: 2))
+        try embedded.advanceTime(by: 0)
+
+        XCTAssertEqual(attempts(in: .failed), [9_999], "parked as it was")
+        XCTAssertEqual(embedded.transport.started.map(\.request.id).contains(id), false, "no request for it")
+        XCTAssertEqual(embedded.transport.started.count, 1, "the other item is still uploaded")
     }
 }

@@ -1,0 +1,25 @@
+/// Where an S3 multipart upload keeps what must outlive its attempt (RELIABILITY rule 13): the
+/// upload id and the parts the store accepted. The spool implements it (`PartLog`); the
+/// transport only calls it. Every write is durable when it returns, and a part counts only then.
+public protocol PartJournal: Sendable {
+    /// The recorded upload with its parts, or nil (none yet, or a log that does not parse).
+    func load() -> PartLogCodec.State?
+    /// Starts the log afresh with a new upload (no parts); durable when it returns.
+    func begin(_ state: PartLogCodec.State) throws
+    /// Appends one completed part; durable when it returns.
+    func record(part number: Int, etag: String) throws
+    /// Removes the log (the upload is gone or finished); a missing log is fine.
+    func discard()
+    /// The upload reached `step`: where the spool's crash points for tests are (nothing else).
+    func reached(_ step: MultipartStep)
+}
+
+/// The steps of a multipart upload that have a crash point, for tests (`SPOOLD_CRASH_AT`).
+public enum MultipartStep: Sendable {
+    /// CreateMultipartUpload answered; the upload id is not recorded yet.
+    case created
+    /// Every part is recorded; CompleteMultipartUpload is about to be sent.
+    case completing
+    /// CompleteMultipartUpload answered with success; the item's success is not recorded yet.
+    case completed
+}

@@ -1,0 +1,116 @@
+import Glibc
+import SpoolCore
+import SpoolSystem
+import Synchronization
+
+/// `SPOOL/parts/`: the part logs of multipart uploads in progress (`PartLog`), one per item.
+///
+/// Lives no longer than its `Spool` (it works relative to the spool's root descriptor). Made when the first upload begins, so a spool that never sends a multipart upload has none.
+/// Not a state folder: a log is progress of an item that lives in pending/, inflight/ or failed/,
+/// and start-up recovery removes a log whose item is gone (`removeLogs(keeping:)`). Shared by
+/// the transport's threads and the engine, so its descriptor is opened under a lock.
+public final class PartLogFolder: @unchecked Sendable {
+    public static let folderName = "parts"
+    /// A log holds one record per part (at most 10,000) of a few hundred bytes at most.
+    static let maximumLogSize = 16 << 20
+
+    let fs: any FileSystem
+    private let root: FileDescriptor
+    private let spoolPath: String
+    private let opened = Mutex<FileDescriptor?>(nil)
+
+    init(root: FileDescriptor, fs: any FileSystem, spoolPath: String) {
+        (self.root, self.fs, self.spoolPath) = (root, fs, spoolPath)
+    }
+
+    deinit { if let fd = opened.withLock({ $0 }) { fs.close(fd) } }
+
+    /// The log of `id` (which may not exist yet).
+    public func log(for id: ItemID) -> PartLog { PartLog(id: id, folder: self) }
+
+    /// What `id`'s log records, for `ls` and `show`; nil when there is none or it does not parse.
+    public func state(of id: ItemID) -> PartLogCodec.State? { scan("\(id).log")?.state }
+
+    /// The items that have a log, from one listing of the folder (for `ls`).
+    public func loggedItems() -> Set<ItemID> {
+        guard let folder = try? folder(create: false), let entries = try? fs.list(folder) else { return [] }
+        return Set(entries.compactMap { $0.name.hasSuffix(".log") ? ItemID(String($0.name.dropLast(4))) : nil })
+    }
+
+    /// Removes `id`'s log (the item was purged, failed or uploaded); a missing one is fine.
+    public func remove(_ id: ItemID) { remove("\(id).log") }
+
+    /// Start-up recovery: removes every log whose item is not among `live`, and sets aside
+    /// anything in the folder that is not a log file. Returns how many were removed.
+    @discardableResult
+    public func removeLogs(keeping live: Set<ItemID>) -> Int {
+        guard let folder = try? folder(create: false), let entries = try? fs.list(folder) else { return 0 }
+        var removed = 0
+        for entry in entries where entry.name != "." && entry.name != ".." {
+            guard entry.name.hasSuffix(".log"), let id = ItemID(String(entry.name.dropLast(4))) else {
+                setAside(entry.name)
+                continue
+            }
+            if !live.contains(id) {
+                remove(entry.name)
+                removed += 1
+            }
+        }
+        return removed
+    }
+
+    func label(_ name: String) -> String { "\(spoolPath)/\(PartLogFolder.folderName)/\(name)" }
+
+    private func folder(create: Bool) throws -> FileDescriptor {
+        try opened.withLock { fd in
+            if let fd { return fd }
+            if create {
+                do { try fs.makeDirectory(PartLogFolder.folderName, in: root, mode: 0o700) } catch let e as SystemError where e.code == EEXIST {}
+            }
+            let new = try fs.open(PartLogFolder.folderName, relativeTo: root, flags: [.directory], mode: 0)
+            if create { try fs.sync(root, label: spoolPath) }
+            fd = new
+            return new
+        }
+    }
+
+    func scan(_ name: String) -> PartLogCodec.Scan? {
+        guard let folder = try? folder(create: false),
+              let fd = try? fs.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
+        else { return nil }
+        let bytes: [UInt8]?? = try? fs.closing(fd) { fd in
+            guard try fs.status(of: fd).type == .regular else { return nil }
+            return try fs.readAll(fd, limit: PartLogFolder.maximumLogSize)
+        }
+        guard let bytes = bytes ?? nil else { return PartLogCodec.Scan(state: nil, validLength: 0) }
+        return PartLogCodec.decode(bytes)
+    }
+
+    func openForAppend(_ name: String) throws -> FileDescriptor {
+        try fs.open(name, relativeTo: folder(create: false), flags: [.writeOnly, .append, .nonBlocking], mode: 0)
+    }
+
+    func create(_ name: String) throws -> FileDescriptor {
+        let folder = try folder(create: true)
+        remove(name)
+        return try fs.open(name, relativeTo: folder, flags: [.writeOnly, .append, .create, .exclusive], mode: 0o600)
+    }
+
+    func syncFolder() throws { try fs.sync(folder(create: true), label: "\(spoolPath)/\(PartLogFolder.folderName)") }
+
+    func remove(_ name: String) {
+        guard let folder = try? folder(create: false) else { return }
+        try? fs.remove(name, in: folder, isDirectory: false)
+    }
+
+    /// Moves an entry that is not a usable log into `SPOOL/corrupt/` (kept, never deleted).
+    func setAside(_ name: String) {
+        guard let folder = try? folder(create: false) else { return }
+        let corruptName = SpoolFolder.corruptFolderName
+        try? fs.makeDirectory(corruptName, in: root, mode: 0o700)
+        guard let corrupt = try? fs.open(corruptName, relativeTo: root, flags: [.directory], mode: 0) else { return }
+        defer { fs.close(corrupt) }
+        let aside = "\(PartLogFolder.folderName).\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try? fs.rename(name, in: folder, to: aside, in: corrupt)
+    }
+}
