@@ -18,7 +18,7 @@ struct Round {
     var finishedIDs = Set<ItemID>()
     /// Log lines for finished uploads, written once the round is durable.
     var messages: [String] = []
-    /// Items uploaded or parked, told to the engine's observer (hooks) once the round is durable.
+    /// Items uploaded or parked, told to the engine's observers (`itemFinished`: hooks) once the round is durable.
     var outcomes: [ItemOutcomeEvent] = []
 
     var isEmpty: Bool { claims.isEmpty && finished.isEmpty }
