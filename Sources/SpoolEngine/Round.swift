@@ -18,7 +18,7 @@ struct Round {
     var finishedIDs = Set<ItemID>()
     /// Log lines for finished uploads, written once the round is durable.
     var messages: [String] = []
-    /// Items uploaded or parked, told to the engine's observer (hooks) once the round is durable.
+    /// Items uploaded or parked, told to the engine's observers (`itemFinished`: hooks) once the round is durable.
     var outcomes: [ItemOutcomeEvent] = []
     /// Multipart items that succeeded or failed in this round: their part logs go (a failed
     /// one's upload is aborted first) once the round is committed.
