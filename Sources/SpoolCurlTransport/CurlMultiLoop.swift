@@ -138,8 +138,15 @@ final class CurlMultiLoop: @unchecked Sendable {
         spoold_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, Int(idleSeconds.rounded(.up))))
         if let file = options.caFile { _ = file.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CAINFO, $0) } }
         if let path = options.caPath { _ = path.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CAPATH, $0) } }
+        // A handle the multi refused would never finish: the attempt ends here instead.
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            curl_easy_cleanup(easy)
+            transfer.easy = nil
+            transfer.completion(.network("libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))"))
+            return
+        }
         active[easy] = transfer
-        curl_multi_add_handle(multi, easy)
         shareRate()
     }
 
