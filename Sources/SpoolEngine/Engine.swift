@@ -194,9 +194,11 @@ public final class Engine {
         return now.adding(milliseconds: Int64(timeout))
     }
 
-    /// After the last step: waits for background unlinks and tells the observers.
+    /// After the last step: waits for background unlinks, removes the spare jsons and tells the
+    /// observers.
     public func finish() throws -> RunSummary {
         try spool.drainRemovals()
+        spool.removeSpareJSONs()
         observers.engineFinished(self, now: clock.now())
         return summary
     }
