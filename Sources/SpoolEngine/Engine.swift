@@ -179,6 +179,8 @@ public final class Engine {
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
+        // Spare jsons serve a flow of items; an idle daemon leaves tmp/ empty.
+        if isIdle && spool.spareJSONCount > 0 { spool.removeSpareJSONs() }
         if !stopping { noteRecycleDue(now: now) }
         if stopping {
             if uploads.isEmpty { return nil }

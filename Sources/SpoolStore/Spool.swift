@@ -197,6 +197,9 @@ public final class Spool {
     /// Most spare jsons kept in tmp/ at once (`spareJSONs`); 0 unlinks every json.
     public var spareJSONLimit = 256
 
+    /// `geteuid()`, asked once: the owner of the files this process makes.
+    private static let effectiveUser = geteuid()
+
     /// Spare jsons ready for reuse: the engine takes in about this many files without creating one.
     public var spareJSONCount: Int { spareJSONs.count }
 
@@ -608,7 +611,7 @@ public final class Spool {
         while let spare = spareJSONs.popLast() {
             guard let fd = try? fs.open(spare, relativeTo: tmp, flags: [.writeOnly, .nonBlocking], mode: 0) else { continue }
             if let status = try? fs.status(of: fd), status.type == .regular, status.linkCount == 1,
-               status.owner == geteuid(), status.permissions == 0o600,
+               status.owner == Spool.effectiveUser, status.permissions == 0o600,
                (try? fs.rename(spare, in: tmp, to: name, in: tmp)) != nil
             {
                 return fd
@@ -619,7 +622,7 @@ public final class Spool {
         return nil
     }
 
-    /// Removes the spare jsons (when the daemon stops: tmp/ is left empty).
+    /// Removes the spare jsons (when the daemon goes idle or stops: tmp/ is left empty).
     public func removeSpareJSONs() {
         for spare in spareJSONs { try? removeFile(spare, in: .tmp) }
         spareJSONs.removeAll()

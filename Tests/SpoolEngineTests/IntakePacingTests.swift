@@ -47,19 +47,17 @@ final class IntakePacingTests: EngineTestCase {
         let createdAtFirst = jsonsCreated()
         XCTAssertEqual(createdAtFirst, 36)
 
+        var spares = 0
         while embedded.transport.inFlight > 0 {
             try embedded.transport.answerNext(.status(201))
             try embedded.advanceTime(by: 0)
+            spares = max(spares, temp.names(in: .tmp).filter { $0.hasPrefix("spare.") }.count)
         }
+        XCTAssertGreaterThan(spares, 0, "spares wait in tmp/ while items flow")
         let created = jsonsCreated() - createdAtFirst
         XCTAssertEqual(temp.names(in: .incoming), [])
         XCTAssertLessThan(created, 10, "the 24 files taken in after the first batch reuse the jsons of uploaded items")
-        XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("spare.") }.isEmpty, false, "spares wait in tmp/")
-
-        embedded.engine.requestStop()
-        try embedded.advanceTime(by: 0)
-        XCTAssertNotNil(embedded.summary)
-        XCTAssertEqual(temp.names(in: .tmp), [], "a stopped daemon leaves tmp/ empty")
+        XCTAssertEqual(temp.names(in: .tmp), [], "an idle daemon leaves tmp/ empty")
     }
 
     func testOutage_takesEveryAnnouncedFileIn() throws {
