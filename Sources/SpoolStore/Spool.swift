@@ -592,6 +592,9 @@ public final class Spool {
         }
     }
 
+    /// Whether a name in tmp/ is one of a daemon's spare jsons (`spare.N`).
+    public static func isSpareJSON(_ name: String) -> Bool { name.hasPrefix("spare.") }
+
     /// Keeps an uploaded item's json (its success is recorded) as a spare in tmp/, if there is
     /// room in the pool; false: the caller removes it.
     private func keepAsSpare(_ json: String, in folder: SpoolFolder) -> Bool {
