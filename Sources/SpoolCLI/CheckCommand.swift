@@ -100,7 +100,10 @@ struct CheckCommand: SpooldCommand {
                 message: "\(name) is not a regular file; recovery sets it aside in \(SpoolFolder.corruptFolderName)/"))
         }
         for note in inspection.plan.notes { problems.append(Problem(kind: "recovery", message: note)) }
-        for name in inspection.tmpStrays { problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it")) }
+        // A running daemon's spare jsons are its own, in use.
+        for name in inspection.tmpStrays where !(daemonRuns && Spool.isSpareJSON(String(name.dropFirst(4)))) {
+            problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it"))
+        }
         if !daemonRuns {
             for (id, location) in inspection.interrupted.sorted(by: { $0.key < $1.key }) {
                 problems.append(Problem(

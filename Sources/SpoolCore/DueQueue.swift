@@ -23,6 +23,20 @@ public struct DueQueue: Sendable {
     public var isEmpty: Bool { heap.isEmpty }
     public var first: Entry? { heap.first }
 
+    /// How many entries are due at `now`, counting at most `limit`: only due entries and their
+    /// children are visited (a child is never due before its parent), so it costs O(limit).
+    public func countDue(at now: Timestamp, upTo limit: Int) -> Int {
+        var count = 0
+        var next = [0]
+        while count < limit, let i = next.popLast() {
+            guard i < heap.count, heap[i].notBefore <= now else { continue }
+            count += 1
+            next.append(2 * i + 1)
+            next.append(2 * i + 2)
+        }
+        return count
+    }
+
     public mutating func push(_ entry: Entry) {
         heap.append(entry)
         var child = heap.count - 1

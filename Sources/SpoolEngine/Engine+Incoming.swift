@@ -116,7 +116,9 @@ extension Engine {
         _ entries: [DirectoryEntry], in folder: String, _ fd: FileDescriptor, renamedIn: Bool, present: inout Set<String>,
         now: Timestamp
     ) {
-        for entry in entries where !entry.name.hasPrefix(".") && !entry.name.hasSuffix(SpoolFolder.sidecarSuffix) {
+        // In name order: files are taken in the order they were announced.
+        for entry in entries.sorted(by: { $0.name < $1.name })
+        where !entry.name.hasPrefix(".") && !entry.name.hasSuffix(SpoolFolder.sidecarSuffix) {
             let path = folder.isEmpty ? entry.name : folder + "/" + entry.name
             if entry.type == .directory { continue }  // walked
             present.insert(path)
@@ -235,9 +237,34 @@ extension Engine {
     }
 
     private func take(_ name: String) {
-        incomingAnnounced.insert(name)
+        if incomingAnnounced.insert(name).inserted { announcedOrder.append(name) }
         incomingSettling[name] = nil
         incomingLooks[name] = nil
+    }
+
+    /// The next `limit` announced names, oldest first, sorted among themselves; they leave
+    /// `incomingAnnounced`.
+    func takeAnnounced(_ limit: Int) -> [String] {
+        var names: [String] = []
+        while names.count < limit, announcedHead < announcedOrder.count {
+            let name = announcedOrder[announcedHead]
+            announcedHead += 1
+            if incomingAnnounced.remove(name) != nil { names.append(name) }
+        }
+        if announcedHead == announcedOrder.count {
+            announcedOrder.removeAll(keepingCapacity: announcedOrder.count < 65_536)
+            announcedHead = 0
+        } else if announcedHead >= 4096 && 2 * announcedHead >= announcedOrder.count {
+            announcedOrder.removeFirst(announcedHead)
+            announcedHead = 0
+        }
+        return names.sorted()
+    }
+
+    /// Puts names taken by `takeAnnounced` back, first in line (a full spool held them).
+    func putBackAnnounced(_ names: ArraySlice<String>) {
+        let back = names.filter { incomingAnnounced.insert($0).inserted }
+        announcedOrder.replaceSubrange(announcedHead..<announcedHead, with: back)
     }
 
     /// Asks the kernel whether a writer holds the file (nil: it could not be opened). The first
@@ -277,10 +304,13 @@ extension Engine {
         guard try intakeMayRun(now: now), !incomingAnnounced.isEmpty else { return }
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
-        for name in incomingAnnounced.sorted().prefix(intakeBatchLimit) {
+        let names = takeAnnounced(intakeBatchLimit(now: now))
+        for (n, name) in names.enumerated() {
             // Full (--max-spool-size): this and later files wait, announced, in incoming/.
-            if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) { break }
-            incomingAnnounced.remove(name)
+            if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) {
+                putBackAnnounced(names[n...])
+                break
+            }
             incomingSettling[name] = nil
             if reportedNames.contains(name) { continue }
             // The path below incoming/ is the original name; the id's hint and the guessed type
@@ -313,7 +343,7 @@ extension Engine {
             results = try spool.add(batch)
         } catch SpoolError.outOfSpace(_, let cause) {
             // Nothing was kept: the files stay in incoming/, announced, for the next try.
-            for case .incoming(let name) in batch.map(\.source) { incomingAnnounced.insert(name) }
+            putBackAnnounced(batch.compactMap { if case .incoming(let name) = $0.source { name } else { nil } }[...])
             intakeFoundNoRoom(now: now, cause: "\(cause)")
             return
         }

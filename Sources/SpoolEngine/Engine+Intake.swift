@@ -16,9 +16,29 @@ extension Engine {
         return true
     }
 
-    /// Largest batch to try: one file at a time while paused, so one that fits is not held back
-    /// by a batch that does not.
-    var intakeBatchLimit: Int { intake.pausedSince == nil ? Engine.ingestBatchLimit : 1 }
+    /// Items taken in beyond the `2 × concurrency` kept ready while uploads run.
+    static let ingestAhead = 32
+
+    /// Largest batch to take now: one file at a time while paused, so one that fits is not held
+    /// back by a batch that does not. While the endpoint answers, files are taken in step with
+    /// the uploads: none while `2 × concurrency` items are due, else enough for `ingestAhead`
+    /// more (or as many as there are spare jsons to write, `Spool.spareJSONCount`); the rest
+    /// wait in incoming/ for the next round. So a big drop starts uploading at once instead of
+    /// after its whole ingest, each batch's two syncs serve dozens of files, and a steady flow
+    /// writes the jsons of uploaded items again instead of creating files. During an outage,
+    /// everything is taken, up to `ingestBatchLimit`.
+    func intakeBatchLimit(now: Timestamp) -> Int {
+        guard intake.pausedSince == nil else { return 1 }
+        guard endpoint.outage == nil else { return Engine.ingestBatchLimit }
+        let low = 2 * configuration.concurrency
+        let ready = due.countDue(at: now, upTo: low)
+        guard ready < low else { return 0 }
+        return min(Engine.ingestBatchLimit, max(low + Engine.ingestAhead - ready, spool.spareJSONCount))
+    }
+
+    /// Files left announced by `intakeBatchLimit` are taken when an upload ends (its completion
+    /// wakes the engine), not at once.
+    var intakeFollowsUploads: Bool { intake.pausedSince == nil && endpoint.outage == nil && !uploads.isEmpty }
 
     /// An add found the disk full (nothing of it was kept): pause, say so once, keep uploading.
     func intakeFoundNoRoom(now: Timestamp, cause: String) {

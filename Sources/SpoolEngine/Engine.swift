@@ -33,6 +33,11 @@ public final class Engine {
     /// incoming/ names to take in the next ingest: announced by close-write, renamed in with no
     /// writer, or found by a scan and judged complete (`Engine.considerScanned`).
     var incomingAnnounced = Set<String>()
+    /// The same names in the order they were announced, read from `announcedHead` (a name
+    /// since taken or forgotten is skipped there), so a round takes the next few without
+    /// sorting the whole backlog (`takeAnnounced`).
+    var announcedOrder: [String] = []
+    var announcedHead = 0
     /// incoming/ names not yet trusted complete (too young, or still open for writing), with
     /// when to look at each again.
     var incomingSettling: [String: Timestamp] = [:]
@@ -174,6 +179,8 @@ public final class Engine {
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
+        // Spare jsons serve a flow of items; an idle daemon leaves tmp/ empty.
+        if isIdle && spool.spareJSONCount > 0 { spool.removeSpareJSONs() }
         if !stopping { noteRecycleDue(now: now) }
         if stopping {
             if uploads.isEmpty { return nil }
@@ -198,10 +205,11 @@ public final class Engine {
     let abandoning = DispatchGroup()
 
     /// After the last step: waits for background unlinks (and, at most 10 s, for the aborts of
-    /// failed multipart uploads) and tells the observers.
+    /// failed multipart uploads), removes the spare jsons and tells the observers.
     public func finish() throws -> RunSummary {
         try spool.drainRemovals()
         _ = abandoning.wait(timeout: .now() + 10)
+        spool.removeSpareJSONs()
         observers.engineFinished(self, now: clock.now())
         return summary
     }
@@ -252,9 +260,10 @@ public final class Engine {
         if let settle = nextSettleCheck { wake = min(wake, settle) }
         if let runDeadline { wake = min(wake, runDeadline) }
         // A paused intake's next try (at once after an upload freed space); announced files left
-        // over by a batch limit are taken in the next round.
+        // over by a batch limit are taken in the next round, or, while taken in step with the
+        // uploads, when the next upload ends.
         if intake.pausedSince != nil { wake = min(wake, intake.nextTry ?? now) }
-        else if !incomingAnnounced.isEmpty { wake = now }
+        else if !incomingAnnounced.isEmpty && !intakeFollowsUploads { wake = now }
         if endpoint.outage != nil {
             // While a probe is out, its completion wakes us; don't spin on a past probe time.
             if let probe = endpoint.nextProbe { wake = min(wake, probe) }

@@ -9,9 +9,10 @@ import Synchronization
 /// index), so nothing but index compaction has to wait for the removals: `drain` is called first.
 final class FileReaper: Sendable {
     /// One item's files in one folder, removed json first (the item disappears), then its blob.
+    /// No json: it was kept for reuse (`Spool.spareJSONs`), only the blob goes.
     struct Removal: Sendable {
         var folder: FileDescriptor
-        var json: String
+        var json: String?
         var blob: String
     }
 
@@ -28,8 +29,10 @@ final class FileReaper: Sendable {
         queue.async { [self] in
             for removal in removals {
                 do {
-                    try fs.remove(removal.json, in: removal.folder, isDirectory: false)
-                    CrashPoint.commitAfterJSONRename.reached()
+                    if let json = removal.json {
+                        try fs.remove(json, in: removal.folder, isDirectory: false)
+                        CrashPoint.commitAfterJSONRename.reached()
+                    }
                     try fs.remove(removal.blob, in: removal.folder, isDirectory: false)
                 } catch let error as SystemError where error.isNotFound {
                     continue  // an operator purged it meanwhile: its success is recorded all the same

@@ -36,6 +36,14 @@ public final class Spool {
     /// `purge`, which must not spend the room kept for the daemon.
     public var mayReleaseReserve = true
     private var holdsStagingExclusively = false
+    /// Jsons of uploaded items, renamed into tmp/ (`spare.N`) instead of unlinked, to be
+    /// overwritten by the next json staged: a rename and an overwrite instead of an unlink and a
+    /// file creation per item. Creating a file is the costliest step of taking one in on a busy
+    /// ext4 (measured 0.08–0.85 ms against 0.06 ms for the reuse; see README "Where the time
+    /// goes"). Only this process's own files are reused, checked on the open descriptor; any
+    /// left by a crash are tmp/ orphans, removed by recovery.
+    private var spareJSONs: [String] = []
+    private var spareJSONCounter = 0
 
     /// Opens a spool, creating its layout on first use.
     public init(path: String, fs: any FileSystem = PosixFileSystem(), create: Bool = true) throws {
@@ -204,6 +212,15 @@ public final class Spool {
     /// and rename before it is durable; writeback errors reported), at a constant cost per batch.
     public static let fileSystemSyncThreshold = 16
 
+    /// Most spare jsons kept in tmp/ at once (`spareJSONs`); 0 unlinks every json.
+    public var spareJSONLimit = 256
+
+    /// `geteuid()`, asked once: the owner of the files this process makes.
+    private static let effectiveUser = geteuid()
+
+    /// Spare jsons ready for reuse: the engine takes in about this many files without creating one.
+    public var spareJSONCount: Int { spareJSONs.count }
+
     /// Makes everything written so far durable with one `syncfs(2)`.
     func syncFileSystem() throws { try fs.syncFileSystem(root, label: path) }
 
@@ -278,7 +295,12 @@ public final class Spool {
             let blob = ItemFileName(id: t.record.id, attempt: from.attempt, kind: .blob).description
             let staged = batch.staged.contains(i)
             if removingInBackground && t.record.to == nil && t.record.operation == .done && !staged {
-                removals.append(.init(folder: descriptor(fromFolder), json: json, blob: blob))
+                if keepAsSpare(json, in: fromFolder) {
+                    CrashPoint.commitAfterJSONRename.reached()
+                    removals.append(.init(folder: descriptor(fromFolder), json: nil, blob: blob))
+                } else {
+                    removals.append(.init(folder: descriptor(fromFolder), json: json, blob: blob))
+                }
                 results.append(.moved)
                 continue
             }
@@ -566,10 +588,18 @@ public final class Spool {
     }
 
     private func stageMetadata(_ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true) throws {
-        try removeFile(name, in: .tmp)
-        let fd = try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+        let fd: FileDescriptor
+        let reused: Bool
+        if let spare = takeSpareJSON(as: name) {
+            (fd, reused) = (spare, true)
+        } else {
+            try removeFile(name, in: .tmp)
+            (fd, reused) = (try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600), false)
+        }
         do {
-            try fs.writeAll(fd, MetadataCodec.encode(metadata), label: "tmp/\(name)")
+            let bytes = MetadataCodec.encode(metadata)
+            try fs.writeAll(fd, bytes, label: "tmp/\(name)")
+            if reused { try fs.truncate(fd, to: Int64(bytes.count)) }
             if let notBefore { try fs.setModificationTime(fd, milliseconds: notBefore.millisecondsSinceEpoch) }
             if sync { try fs.sync(fd, label: "tmp/\(name)") }
             fs.close(fd)
@@ -578,6 +608,45 @@ public final class Spool {
             try? removeFile(name, in: .tmp)
             throw error
         }
+    }
+
+    /// Whether a name in tmp/ is one of a daemon's spare jsons (`spare.N`).
+    public static func isSpareJSON(_ name: String) -> Bool { name.hasPrefix("spare.") }
+
+    /// Keeps an uploaded item's json (its success is recorded) as a spare in tmp/, if there is
+    /// room in the pool; false: the caller removes it.
+    private func keepAsSpare(_ json: String, in folder: SpoolFolder) -> Bool {
+        guard spareJSONs.count < spareJSONLimit else { return false }
+        let spare = "spare.\(spareJSONCounter)"
+        guard (try? fs.rename(json, in: descriptor(folder), to: spare, in: descriptor(.tmp))) != nil else { return false }
+        spareJSONCounter &+= 1
+        spareJSONs.append(spare)
+        return true
+    }
+
+    /// A spare json renamed to `name` in tmp/ and opened for writing, or nil when none is usable.
+    /// Reused only if still the file this process kept: regular, one link, ours, mode 0600 (the
+    /// `O_CREAT|O_EXCL` file of rule 1 it was made as); anything else is removed.
+    private func takeSpareJSON(as name: String) -> FileDescriptor? {
+        let tmp = descriptor(.tmp)
+        while let spare = spareJSONs.popLast() {
+            guard let fd = try? fs.open(spare, relativeTo: tmp, flags: [.writeOnly, .nonBlocking], mode: 0) else { continue }
+            if let status = try? fs.status(of: fd), status.type == .regular, status.linkCount == 1,
+               status.owner == Spool.effectiveUser, status.permissions == 0o600,
+               (try? fs.rename(spare, in: tmp, to: name, in: tmp)) != nil
+            {
+                return fd
+            }
+            fs.close(fd)
+            try? removeFile(spare, in: .tmp)
+        }
+        return nil
+    }
+
+    /// Removes the spare jsons (when the daemon goes idle or stops: tmp/ is left empty).
+    public func removeSpareJSONs() {
+        for spare in spareJSONs { try? removeFile(spare, in: .tmp) }
+        spareJSONs.removeAll()
     }
 
     private func cleanUpStaged(_ items: [NewItem]) {

@@ -11,10 +11,18 @@ public struct FileStatus: Equatable, Sendable {
     public var inode: UInt64
     /// Modification time in milliseconds since the epoch (a pending json's mtime is its next-attempt time).
     public var modifiedMilliseconds: Int64
+    /// The owner's user id (`st_uid`).
+    public var owner: UInt32
+    /// The permission bits (`st_mode & 0o7777`).
+    public var permissions: UInt32
 
-    public init(type: FileType, size: Int64, linkCount: Int, device: UInt64, inode: UInt64, modifiedMilliseconds: Int64) {
+    public init(
+        type: FileType, size: Int64, linkCount: Int, device: UInt64, inode: UInt64, modifiedMilliseconds: Int64,
+        owner: UInt32 = 0, permissions: UInt32 = 0o600
+    ) {
         (self.type, self.size, self.linkCount) = (type, size, linkCount)
         (self.device, self.inode, self.modifiedMilliseconds) = (device, inode, modifiedMilliseconds)
+        (self.owner, self.permissions) = (owner, permissions)
     }
 
     init(_ st: stat) {
@@ -32,6 +40,7 @@ public struct FileStatus: Equatable, Sendable {
         self.init(
             type: type, size: Int64(st.st_size), linkCount: Int(st.st_nlink), device: UInt64(st.st_dev),
             inode: UInt64(st.st_ino),
-            modifiedMilliseconds: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000)
+            modifiedMilliseconds: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000,
+            owner: UInt32(st.st_uid), permissions: UInt32(st.st_mode & 0o7777))
     }
 }

@@ -57,6 +57,25 @@ final class CheckTests: XCTestCase {
         XCTAssertEqual(try check(spool).exitCode, 0, "a second check is clean")
     }
 
+    func testCheck_whileADaemonRuns_leavesItsSpareJsonsOut_butReportsThemWhenNoneRuns() throws {
+        let spool = try TestSpool(self)
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", "http://127.0.0.1:9/up/"])
+        addTeardownBlock { daemon.signal(SIGKILL) }
+        XCTAssertTrue(waitUntil(timeout: 20) { daemon.readErr().contains("item(s) queued") }, "the daemon is up")
+        // Planted after its start-up recovery (which removes leftovers in tmp/).
+        for name in ["spare.7", "other"] { try Data([1]).write(to: URL(fileURLWithPath: spool.path + "/tmp/" + name)) }
+
+        let running = try check(spool)
+        XCTAssertTrue(running.stdout.contains("tmp/other is not ours to keep"), running.stdout)
+        XCTAssertFalse(running.stdout.contains("spare.7"), "a running daemon's spare json: \(running.stdout)")
+
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
+        try Data([1]).write(to: URL(fileURLWithPath: spool.path + "/tmp/spare.7"))
+        let stopped = try check(spool)
+        XCTAssertTrue(stopped.stdout.contains("tmp/spare.7 is not ours to keep"), "no daemon: a leftover: \(stopped.stdout)")
+    }
+
     func testCheckRepair_usesTheInterruptedBudget_notMaxAttempts() throws {
         let spool = try TestSpool(self)
         let ids = try enqueue(spool, count: 2)

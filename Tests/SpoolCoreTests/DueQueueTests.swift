@@ -60,4 +60,20 @@ final class DueQueueTests: XCTestCase {
         }
         XCTAssertEqual(q.count, model.count)
     }
+
+    func testCountDue_countsOnlyEntriesDueNow_upToTheLimit() {
+        var q = DueQueue()
+        var rng = SplitMix64(seed: 11)
+        var due = 0
+        for i in 0..<500 {
+            let at = Int64(rng.next() % 100)
+            if at <= 30 { due += 1 }
+            q.push(DueQueue.Entry(notBefore: Timestamp(millisecondsSinceEpoch: at), id: id(i)))
+        }
+        let now = Timestamp(millisecondsSinceEpoch: 30)
+        XCTAssertEqual(q.countDue(at: now, upTo: 1000), due)
+        XCTAssertEqual(q.countDue(at: now, upTo: 7), 7)
+        XCTAssertEqual(q.countDue(at: Timestamp(millisecondsSinceEpoch: -1), upTo: 1000), 0)
+        XCTAssertEqual(DueQueue().countDue(at: now, upTo: 10), 0)
+    }
 }

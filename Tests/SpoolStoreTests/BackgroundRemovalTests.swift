@@ -35,6 +35,7 @@ final class BackgroundRemovalTests: StoreTestCase {
 
     func testApply_returnsBeforeTheUnlinks_andDrainWaitsForThem() throws {
         let (fs, spool, done, gate) = try heldRemovals(2)
+        spool.spareJSONLimit = 0  // every json unlinked, none kept for reuse
 
         let batch = try spool.record(done)
         XCTAssertEqual(try spool.apply(batch, done.indices, removingInBackground: true), [.moved, .moved])
@@ -84,5 +85,31 @@ final class BackgroundRemovalTests: StoreTestCase {
         _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
         XCTAssertNoThrow(try spool.drainRemovals())
         XCTAssertNoThrow(try spool.record([]))
+    }
+
+    func testApply_keepsTheJsonsAsSpares_whichTheNextStagedJsonsReuse() throws {
+        let (fs, spool, done, gate) = try heldRemovals(3)
+        spool.spareJSONLimit = 2
+        let inodes = try done.map { try fs.status(of: ItemFileName(id: $0.record.id, attempt: 1, kind: .json).description, in: spool.descriptor(.inflight)).inode }
+
+        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        XCTAssertEqual(temp.names(in: .tmp).sorted(), ["spare.0", "spare.1"], "renamed into tmp/ on the caller's thread")
+        XCTAssertEqual(spool.spareJSONCount, 2)
+        gate.signal()
+        try spool.drainRemovals()
+        XCTAssertEqual(temp.names(in: .inflight), [], "the third json (no room among the spares) and the blobs unlinked")
+
+        // A hard link elsewhere: that spare is not the spool's alone, so it is removed, not written.
+        XCTAssertEqual(link(temp.path(.tmp, "spare.1"), temp.path(.incoming, ".linked")), 0)
+        fs.resetLog()
+        try temp.write([1], to: "next", in: .incoming)
+        let next = items.incoming("next")
+        XCTAssertEqual(try spool.add([next]), [.added(next.id)])
+        let json = ItemFileName(id: next.id, attempt: 0, kind: .json).description
+        XCTAssertEqual(try fs.status(of: json, in: spool.descriptor(.pending)).inode, inodes[0], "spare.0 became the new json")
+        XCTAssertEqual(try spool.readMetadata(next.id, at: ItemLocation(.pending, attempt: 0)).originalName, "next")
+        XCTAssertEqual(fs.calls(.open).filter { $0.directory == "tmp" }.map(\.name), ["spare.1", "spare.0"])
+        XCTAssertEqual(temp.names(in: .tmp), [], "the linked spare was removed")
+        XCTAssertEqual(spool.spareJSONCount, 0)
     }
 }
