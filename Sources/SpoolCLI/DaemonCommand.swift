@@ -357,8 +357,10 @@ struct DaemonCommand {
             }
             let summary: RunSummary
             do {
-                summary = try withExtendedLifetime(transport) { try engine.run() }
+                summary = try engine.run()
+                transport.shutdown()
             } catch {
+                transport.shutdown()
                 // Exiting on an error (exit 3): no hook may outlive spoold unsupervised.
                 hookRunner?.finish(waitingAtMostSeconds: 0)
                 throw error

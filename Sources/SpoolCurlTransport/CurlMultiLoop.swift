@@ -54,10 +54,21 @@ final class CurlMultiLoop: @unchecked Sendable {
         curl_multi_wakeup(multi)
     }
 
+    /// Signalled once the thread has closed every connection (`curl_multi_cleanup`).
+    private let stopped = DispatchSemaphore(value: 0)
+
     /// Ends the thread: what is in flight completes as cancelled.
     func stop() {
         inbox.withLock { $0.stopping = true }
         curl_multi_wakeup(multi)
+    }
+
+    /// Ends the thread and waits (at most `seconds`) until its connections are closed. Called
+    /// before the process exits: libcrypto's exit handler frees OpenSSL's state, and a TLS
+    /// connection closed by this thread at the same moment was seen to abort with a double free.
+    func stopAndWait(seconds: Double) {
+        stop()
+        _ = stopped.wait(timeout: .now() + seconds)
     }
 
     private func run() {
@@ -82,6 +93,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         curl_multi_cleanup(multi)
+        stopped.signal()
     }
 
     /// Configures one hop of `transfer` and puts it on the wire, or ends it at once.

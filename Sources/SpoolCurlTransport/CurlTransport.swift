@@ -33,6 +33,8 @@ public final class CurlTransport: UploadTransport {
 
     deinit { loop.stop() }
 
+    public func shutdown() { loop.stopAndWait(seconds: 5) }
+
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard HTTPOrigin(request.url) != nil else {
             completion(.refused("invalid upload URL '\(request.url)'"))

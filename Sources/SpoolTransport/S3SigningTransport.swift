@@ -104,6 +104,8 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
     }
 
+    public func shutdown() { inner.shutdown() }
+
     public func cancelAll() {
         waiting.withLock { all in for key in all.keys { all[key] = true } }
         for upload in multipartUploads.withLock({ Array($0.values) }) { upload.cancel() }

@@ -12,6 +12,9 @@ public protocol UploadTransport: Sendable {
     /// for it beyond its files (an S3 multipart upload is aborted, best effort and bounded in
     /// time), removes its part log, then calls `done`, on any thread.
     func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void)
+    /// Ends the transport's own threads and closes its connections, before the process exits or
+    /// re-executes; in-flight uploads complete as cancelled. Nothing may be started after it.
+    func shutdown()
 }
 
 extension UploadTransport {
@@ -20,4 +23,7 @@ extension UploadTransport {
         journal.discard()
         done()
     }
+
+    /// Nothing of its own to end (URLSession's threads belong to Foundation).
+    public func shutdown() {}
 }
