@@ -44,7 +44,7 @@ class HTTPFaultTests: XCTestCase {
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let requests = receiver.requests
-        XCTAssertEqual(requests.count, 2)
+        guard requests.count == 2 else { return XCTFail("\(requests.count) requests, not 2") }
         let gap = requests[1].receivedAt - requests[0].receivedAt
         XCTAssertGreaterThanOrEqual(gap, 2.0, "Retry-After: 2 is honoured (retry-base is only 0.05 s)")
         XCTAssertLessThan(gap, 5.0)
@@ -60,8 +60,9 @@ class HTTPFaultTests: XCTestCase {
         let result = try drain(spool, url: receiver.baseURL + "/up/", ["--max-backoff", "0.2"], timeout: 30)
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertEqual(receiver.requests.count, 2)
-        XCTAssertLessThan(receiver.requests[1].receivedAt - receiver.requests[0].receivedAt, 2.0)
+        let requests = receiver.requests
+        guard requests.count == 2 else { return XCTFail("\(requests.count) requests, not 2") }
+        XCTAssertLessThan(requests[1].receivedAt - requests[0].receivedAt, 2.0)
     }
 
     func testClientError400_exactlyOneRequest_failedWithStatusAndExcerpt() throws {
@@ -92,7 +93,7 @@ class HTTPFaultTests: XCTestCase {
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let requests = receiver.requests
-        XCTAssertEqual(requests.count, 2)
+        guard requests.count == 2 else { return XCTFail("\(requests.count) requests, not 2") }
         XCTAssertFalse(requests[0].bodyComplete)
         XCTAssertEqual(requests[1].body, bytes)
         let json = try onlyJSON(in: spool, "done")
@@ -210,6 +211,7 @@ class HTTPFaultTests: XCTestCase {
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let requests = receiver.requests
         XCTAssertEqual(requests.map(\.target), ["/up/moved.bin", "/final/moved.bin"])
+        guard requests.count == 2 else { return }
         XCTAssertEqual(requests[1].method, "PUT", "the method is kept")
         XCTAssertTrue(requests[1].body == bytes, "the body arrives intact at the redirect target")
         XCTAssertEqual(requests[1].header("Idempotency-Key"), requests[0].header("Idempotency-Key"))
