@@ -37,6 +37,10 @@ public struct UploadOutcome: Equatable, Sendable {
     /// the end of `--max-time`'s grace): no answer about the item, so the engine hands the attempt
     /// back. Set only by `cancelled`.
     public private(set) var wasCancelled = false
+    /// The spool could not make the attempt's progress durable (a part log's write or fsync
+    /// failed): no answer about the item may be acknowledged, and the daemon stops (RELIABILITY
+    /// rule 6). Set only by `spoolFailure`.
+    public private(set) var spoolFailure: String?
 
     public init(
         httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
@@ -61,6 +65,14 @@ public struct UploadOutcome: Equatable, Sendable {
     public static var cancelled: UploadOutcome {
         var outcome = UploadOutcome.network("cancelled")
         outcome.wasCancelled = true
+        return outcome
+    }
+
+    /// The spool failed under the attempt (`reason` names the file and the error): the engine
+    /// stops instead of classing the attempt.
+    public static func spoolFailure(_ reason: String) -> UploadOutcome {
+        var outcome = UploadOutcome.network(reason)
+        outcome.spoolFailure = reason
         return outcome
     }
 

@@ -101,7 +101,8 @@ final class S3MultipartUpload: @unchecked Sendable {
                 do {
                     try journal.begin(.init(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: id, url: request.url))
                 } catch {
-                    fail(.network("cannot record the multipart upload in the spool: \(error)"), abortUpload: true)
+                    // Unrecorded, the upload could never be resumed: aborted.
+                    fail(S3MultipartUpload.journalFailure(error, what: "the multipart upload"), abortUpload: true)
                     return
                 }
             }
@@ -168,7 +169,7 @@ final class S3MultipartUpload: @unchecked Sendable {
             do {
                 try journal?.record(part: number, etag: etag)
             } catch {
-                fail(.network("cannot record part \(number) in the spool: \(error)"), abortUpload: false)
+                fail(S3MultipartUpload.journalFailure(error, what: "part \(number)"), abortUpload: false)
                 return
             }
             done[number] = etag
@@ -309,6 +310,16 @@ final class S3MultipartUpload: @unchecked Sendable {
         session.send(urlRequest, body: nil, length: 0, deadlineSeconds: deadlineSeconds) { result in
             if case .success(let answer) = result { then((200..<300).contains(answer.status) || answer.status == 404) } else { then(false) }
         }
+    }
+
+    /// The outcome of a journal write that threw: a record too long for the log is the store's
+    /// doing (retried like a bad answer); anything else is the spool failing, which stops the
+    /// daemon (RELIABILITY rule 6), never a retry that trusts a second fsync.
+    static func journalFailure(_ error: any Error, what: String) -> UploadOutcome {
+        if let refusal = error as? PartJournalRefusal {
+            return .status(502, excerpt: "cannot record \(what): \(refusal)")
+        }
+        return .spoolFailure("cannot record \(what) in the spool's part log: \(error)")
     }
 
     /// The contents of every `<Tag>…</Tag>` in an XML answer, in order.
