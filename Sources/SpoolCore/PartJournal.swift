@@ -2,6 +2,8 @@
 /// upload id and the parts the store accepted. The spool implements it (`PartLog`); the
 /// transport only calls it. Every write is durable when it returns, and a part counts only then.
 public protocol PartJournal: Sendable {
+    /// The item whose progress this is (its requests' `Idempotency-Key`).
+    var id: ItemID { get }
     /// The recorded upload with its parts, or nil (none yet, or a log that does not parse).
     func load() -> PartLogCodec.State?
     /// Starts the log afresh with a new upload (no parts); durable when it returns. Throws

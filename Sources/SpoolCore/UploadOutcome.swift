@@ -23,6 +23,8 @@ public struct UploadOutcome: Equatable, Sendable {
     public var responseBody: [UInt8]?
     /// Whether the answer was longer than what `responseBody` kept.
     public var responseBodyTruncated = false
+    /// The answer's `ETag` header: an S3 part's receipt, recorded in the part log.
+    public var etag: String?
     /// Seconds from a `Retry-After` header, already resolved against the response's time.
     public var retryAfterSeconds: Double?
     /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it
