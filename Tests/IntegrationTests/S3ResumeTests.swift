@@ -5,7 +5,10 @@ import XCTest
 /// Durable, resumable multipart uploads against a real S3 server (`rclone serve s3`): the part
 /// log (`SPOOL/parts/<id>.log`) carries an upload across a kill -9, and a crash re-sends at most
 /// the parts that were in flight.
-final class S3ResumeTests: XCTestCase {
+class S3ResumeTests: XCTestCase {
+    /// The transport's options (`CurlS3ResumeTests` runs these again with `--transport curl`).
+    class var transportArguments: [String] { [] }
+
     /// The crash points of the multipart path, each cut here (CrashTests cuts the others).
     static let table: [(CrashPoint, Int)] = [
         (.multipartAfterCreate, 1), (.multipartAfterBegin, 1), (.multipartAfterPart, 2),
@@ -31,7 +34,7 @@ final class S3ResumeTests: XCTestCase {
         if let crashAt { env["SPOOLD_CRASH_AT"] = crashAt }
         return try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/\(prefix)/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"],
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"] + Self.transportArguments,
             environment: env, timeout: 60)
     }
 
@@ -87,7 +90,7 @@ final class S3ResumeTests: XCTestCase {
         env["SPOOLD_CRASH_AT"] = ""
         let running = try SpooldProcess(
             ["run", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)"],
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)"] + Self.transportArguments,
             environment: env)
         addTeardownBlock { running.signal(SIGKILL) }
         // No event reaches the test when a part is recorded: watch the log grow, bounded.
@@ -114,8 +117,9 @@ final class S3ResumeTests: XCTestCase {
         XCTAssertEqual(server.log.components(separatedBy: "initiate multipart upload").count - 1, 1, "resumed, not started over")
     }
 
-    /// `spoold purge` of an item with a part log aborts its upload, then removes the log.
-    func testPurge_abortsTheMultipartUpload() throws {
+    /// `spoold show` of an item with a part log names its progress and upload; `spoold purge`
+    /// aborts the upload, then removes the log.
+    func testShowThenPurge_showsThePartsDone_thenAbortsTheMultipartUpload() throws {
         let server = try RcloneS3Server.start(self, debugLog: true)
         let spool = try TestSpool(self)
         try spool.drop("p.bin", payload(Self.size, seed: 5))
@@ -124,6 +128,8 @@ final class S3ResumeTests: XCTestCase {
         XCTAssertEqual(spool.files(in: "parts").count, 1)
 
         let id = try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".json") }?.components(separatedBy: ".a").first)
+        let shown = try SpooldProcess.run(["show", "--spool", spool.path, id])
+        XCTAssertTrue(shown.stdout.contains("parts     1/\(Self.parts) done, 5.0 MiB each (S3 multipart upload "), shown.stdout)
         let purged = try SpooldProcess.run(["purge", "--spool", spool.path, id], environment: environment(spool.root))
 
         XCTAssertEqual(purged.exitCode, 0, purged.stderr)
