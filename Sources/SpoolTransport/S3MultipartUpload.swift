@@ -158,8 +158,8 @@ final class S3MultipartUpload: @unchecked Sendable {
 
     private func sendPart(_ number: Int) {
         let (offset, length) = plan.range(ofPart: number)
-        send(step: number, method: "PUT", query: "partNumber=\(number)&" + uploadIDQuery, payload: .range(offset: offset, length: length), headers: [:]) {
-            [self] answer in
+        let query = "partNumber=\(number)&" + uploadIDQuery
+        send(step: number, method: "PUT", query: query, payload: .range(offset: offset, length: length), headers: [:]) { [self] answer in
             guard let etag = answer.etag, !etag.isEmpty else {
                 fail(.status(502, excerpt: "UploadPart \(number) answered without an ETag"), abortUpload: false)
                 return
@@ -307,7 +307,8 @@ final class S3MultipartUpload: @unchecked Sendable {
         deadlineSeconds: Double, then: @escaping @Sendable (Bool) -> Void
     ) {
         // No blob behind it: the request sends no body.
-        let item = UploadRequest(id: id, attempt: 0, url: url, method: "DELETE", body: BlobBody.none, contentType: "application/xml", headers: [:])
+        let item = UploadRequest(
+            id: id, attempt: 0, url: url, method: "DELETE", body: BlobBody.none, contentType: "application/xml", headers: [:])
         let query = "uploadId=" + URLTemplate.encodePathSegment(uploadID)
         guard var step = stepRequest(
             item, method: "DELETE", query: query, payload: .none, contentType: item.contentType, headers: [:], signer: signer, clock: clock)

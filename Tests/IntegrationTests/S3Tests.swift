@@ -161,6 +161,29 @@ class S3Tests: XCTestCase {
         ])
     }
 
+    /// A step follows no redirect, not even a 307 to the same origin that an item's own PUT would
+    /// follow: the 3xx ends the pass like any answer that is not 2xx.
+    func testPartRedirect_isNotFollowed() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
+        let moved = ScriptedResponse.status(307, headers: [("Location", "/bucket/elsewhere")])
+        let receiver = UploadReceiver(script: .sequence([created, moved], thenAlways: .status(204)))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("r.bin", payload((5 << 20) + 3, seed: 12))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--max-attempts", "1", "--concurrency", "1"] + Self.transportArguments,
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target)" }, [
+            "POST /bucket/r.bin?uploads=", "PUT /bucket/r.bin?partNumber=1&uploadId=u", "DELETE /bucket/r.bin?uploadId=u",
+        ])
+    }
+
     /// The upload the log names is gone (aborted or expired): the retry starts a new one.
     func testResume_ofAnUploadThatIsGone_startsOver() throws {
         let created = ScriptedResponse.status(
