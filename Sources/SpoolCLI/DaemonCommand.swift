@@ -392,17 +392,18 @@ struct DaemonCommand {
                 deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,
                 answerLimit: configuration.outcomeRules.answerBytesNeeded, options: curl)
         } else {
+            // Multipart S3 uploads send several parts per item at once, over the same session.
+            let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
             http = URLSessionTransport(
-                concurrency: configuration.concurrency, deadlineSeconds: timeout, idleSeconds: idleTimeout,
+                concurrency: connections, deadlineSeconds: timeout, idleSeconds: idleTimeout,
                 redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
         }
-        // S3 signs each attempt, then hands it to the HTTP transport (multipart steps use URLSession).
+        // S3 signs each attempt (each multipart step), then hands it to the HTTP transport.
         return s3.map {
             S3SigningTransport(
                 wrapping: http, signer: $0.signer, clock: context.clock,
                 multipart: .init(
-                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout,
-                    idleSeconds: idleTimeout))
+                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout))
         } ?? http
     }
 

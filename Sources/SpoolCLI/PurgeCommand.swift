@@ -61,7 +61,7 @@ struct PurgeCommand: SpooldCommand {
             return
         }
         let signer = SigV4Signer(credentials: credentials, region: upload.region)
-        if !S3UploadAbort.abort(uploadID: upload.uploadID, url: upload.url, signer: signer, clock: context.clock, timeoutSeconds: 10) {
+        if !S3UploadAbort.abort(uploadID: upload.uploadID, url: upload.url, id: id, signer: signer, clock: context.clock, timeoutSeconds: 10) {
             context.complain("\(id): the store did not confirm aborting its multipart upload; a lifecycle rule cleans it up (README)")
         }
     }

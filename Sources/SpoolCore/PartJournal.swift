@@ -2,16 +2,27 @@
 /// upload id and the parts the store accepted. The spool implements it (`PartLog`); the
 /// transport only calls it. Every write is durable when it returns, and a part counts only then.
 public protocol PartJournal: Sendable {
+    /// The item whose progress this is (its requests' `Idempotency-Key`).
+    var id: ItemID { get }
     /// The recorded upload with its parts, or nil (none yet, or a log that does not parse).
     func load() -> PartLogCodec.State?
-    /// Starts the log afresh with a new upload (no parts); durable when it returns.
+    /// Starts the log afresh with a new upload (no parts); durable when it returns. Throws
+    /// `PartJournalRefusal` for a record it cannot hold, anything else when the spool failed.
     func begin(_ state: PartLogCodec.State) throws
-    /// Appends one completed part; durable when it returns.
+    /// Appends one completed part; durable when it returns. Throws as `begin`.
     func record(part number: Int, etag: String) throws
     /// Removes the log (the upload is gone or finished); a missing log is fine.
     func discard()
     /// The upload reached `step`: where the spool's crash points for tests are (nothing else).
     func reached(_ step: MultipartStep)
+}
+
+/// A record the journal will not write (an upload id, URL or ETag too long for the log's format):
+/// nothing was written, and the spool is fine. The store's answer is at fault, not the disk; every
+/// other error a journal throws is the spool failing (RELIABILITY rule 6).
+public struct PartJournalRefusal: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The steps of a multipart upload that have a crash point, for tests (`SPOOLD_CRASH_AT`).

@@ -23,6 +23,8 @@ public struct UploadOutcome: Equatable, Sendable {
     public var responseBody: [UInt8]?
     /// Whether the answer was longer than what `responseBody` kept.
     public var responseBodyTruncated = false
+    /// The answer's `ETag` header: an S3 part's receipt, recorded in the part log.
+    public var etag: String?
     /// Seconds from a `Retry-After` header, already resolved against the response's time.
     public var retryAfterSeconds: Double?
     /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it
@@ -37,6 +39,10 @@ public struct UploadOutcome: Equatable, Sendable {
     /// the end of `--max-time`'s grace): no answer about the item, so the engine hands the attempt
     /// back. Set only by `cancelled`.
     public private(set) var wasCancelled = false
+    /// The spool could not make the attempt's progress durable (a part log's write or fsync
+    /// failed): no answer about the item may be acknowledged, and the daemon stops (RELIABILITY
+    /// rule 6). Set only by `spoolFailure`.
+    public private(set) var spoolFailure: String?
 
     public init(
         httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
@@ -61,6 +67,14 @@ public struct UploadOutcome: Equatable, Sendable {
     public static var cancelled: UploadOutcome {
         var outcome = UploadOutcome.network("cancelled")
         outcome.wasCancelled = true
+        return outcome
+    }
+
+    /// The spool failed under the attempt (`reason` names the file and the error): the engine
+    /// stops instead of classing the attempt.
+    public static func spoolFailure(_ reason: String) -> UploadOutcome {
+        var outcome = UploadOutcome.network(reason)
+        outcome.spoolFailure = reason
         return outcome
     }
 

@@ -11,9 +11,13 @@ import Synchronization
 final class CurlMultiLoop: @unchecked Sendable {
     /// Bytes of an answer kept for the attempt history (as `URLSessionTransport`).
     static let excerptLength = 512
+    /// Answer bytes an S3 step reads before its status alone is the outcome (as `URLSessionTransport`).
+    static let answerCutBytes = 1 << 20
 
     private struct Inbox {
         var starts: [CurlTransfer] = []
+        /// Single requests to cancel (`UploadRequest.cancellation`), after `starts` are begun.
+        var cancels: [CurlTransfer] = []
         /// `starts.count` when cancelAll was asked: those started before it are cancelled too.
         var cancelUpTo: Int?
         var stopping = false
@@ -46,6 +50,11 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     func submit(_ transfer: CurlTransfer) {
         inbox.withLock { $0.starts.append(transfer) }
+        curl_multi_wakeup(multi)
+    }
+
+    func cancel(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.cancels.append(transfer) }
         curl_multi_wakeup(multi)
     }
 
@@ -87,6 +96,9 @@ final class CurlMultiLoop: @unchecked Sendable {
                 break
             }
             for transfer in work.starts[cut...] { begin(transfer) }
+            for transfer in work.cancels {
+                if let easy = transfer.easy, active[easy] === transfer { end(easy, .cancelled) }
+            }
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             collect()
@@ -116,7 +128,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         spoold_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         spoold_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         spoold_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
-        if request.method == "POST" {
+        if case .none = request.payload {
+            _ = request.method.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, $0) }
+        } else if request.method == "POST" {
             spoold_curl_setopt_long(easy, CURLOPT_POST, 1)
             spoold_curl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyLength))
         } else {
@@ -211,7 +225,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         spoold_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         let detail = String(cString: transfer.errorBuffer)
         detach(easy)
-        guard code == CURLE_OK else {
+        // An S3 step's answer cut at `answerCutBytes`: its status arrived and is the outcome.
+        guard code == CURLE_OK || (transfer.answerCut && status > 0) else {
             if let failure = transfer.readFailure {
                 transfer.completion(.network(failure))
             } else if code == CURLE_OPERATION_TIMEDOUT, DispatchTime.now() >= transfer.deadline - .milliseconds(50) {
@@ -223,8 +238,11 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         let excerpt = CurlMultiLoop.excerpt(transfer.answer)
         let location = transfer.location.flatMap { URL(string: $0, relativeTo: URL(string: transfer.url))?.absoluteURL.absoluteString }
-        switch redirects.decide(status: status, method: transfer.request.method, from: transfer.url, location: location,
-                                hopsSoFar: transfer.hops) {
+        let decision = transfer.request.followsRedirects
+            ? redirects.decide(
+                status: status, method: transfer.request.method, from: transfer.url, location: location, hopsSoFar: transfer.hops)
+            : .notARedirect
+        switch decision {
         case .follow(let target):
             transfer.url = target
             transfer.hops += 1
@@ -237,9 +255,11 @@ final class CurlMultiLoop: @unchecked Sendable {
             break
         }
         var outcome = UploadOutcome.status(status, excerpt: excerpt)
-        if answerLimit > 0 {
-            outcome.responseBody = Array(transfer.answer.prefix(answerLimit))
-            outcome.responseBodyTruncated = transfer.answerBytes > answerLimit
+        outcome.etag = transfer.etag
+        let kept = max(answerLimit, transfer.request.answerKeep)
+        if kept > 0 {
+            outcome.responseBody = Array(transfer.answer.prefix(kept))
+            outcome.responseBodyTruncated = transfer.answerBytes > kept
         }
         if let value = transfer.retryAfter { outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date()) }
         transfer.completion(outcome)

@@ -16,9 +16,13 @@ final class CurlTransfer: @unchecked Sendable {
     let completion: @Sendable (UploadOutcome) -> Void
     /// Uptime at which the attempt ends, all hops included (`--timeout`).
     let deadline: DispatchTime
-    /// The multipart preamble and epilogue around the blob (empty without `--form`).
+    /// The multipart preamble and epilogue around the blob (empty without `--form`), or an S3
+    /// step's own bytes (then no blob).
     let prefix: [UInt8]
     let suffix: [UInt8]
+    /// The bytes of the blob sent between them: all of it, one part's range, or none.
+    let blobOffset: Int64
+    let blobLength: Int64
     let contentType: String
     var contentDigest: String?
     var url: String
@@ -36,8 +40,11 @@ final class CurlTransfer: @unchecked Sendable {
     var answerBytes = 0
     var retryAfter: String?
     var location: String?
+    var etag: String?
+    /// The answer ran past `CurlMultiLoop.answerCutBytes` (an S3 step's): its status is the outcome.
+    var answerCut = false
 
-    var bodyLength: Int64 { Int64(prefix.count) + request.size + Int64(suffix.count) }
+    var bodyLength: Int64 { Int64(prefix.count) + blobLength + Int64(suffix.count) }
 
     init(_ request: UploadRequest, deadline: DispatchTime, keep: Int,
          completion: @escaping @Sendable (UploadOutcome) -> Void) {
@@ -46,8 +53,17 @@ final class CurlTransfer: @unchecked Sendable {
         self.keep = keep
         self.completion = completion
         url = request.url
-        prefix = request.form?.preamble ?? []
-        suffix = request.form?.epilogue ?? []
+        switch request.payload {
+        case .blob:
+            (prefix, suffix) = (request.form?.preamble ?? [], request.form?.epilogue ?? [])
+            (blobOffset, blobLength) = (0, request.size)
+        case .range(let offset, let length):
+            (prefix, suffix, blobOffset, blobLength) = ([], [], offset, length)
+        case .bytes(let bytes):
+            (prefix, suffix, blobOffset, blobLength) = (bytes, [], 0, 0)
+        case .none:
+            (prefix, suffix, blobOffset, blobLength) = ([], [], 0, 0)
+        }
         contentType = request.form?.headerValue ?? request.contentType
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     }
@@ -55,7 +71,7 @@ final class CurlTransfer: @unchecked Sendable {
     deinit {
         errorBuffer.deallocate()
         if let headerList { curl_slist_free_all(headerList) }
-        request.body.close()
+        request.release()
     }
 
     /// Starts a hop over: the body from its first byte, a fresh answer.
@@ -66,6 +82,8 @@ final class CurlTransfer: @unchecked Sendable {
         answerBytes = 0
         retryAfter = nil
         location = nil
+        etag = nil
+        answerCut = false
         errorBuffer[0] = 0
     }
 
@@ -73,7 +91,7 @@ final class CurlTransfer: @unchecked Sendable {
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         var written = 0
         let blobStart = Int64(prefix.count)
-        let blobEnd = blobStart + request.size
+        let blobEnd = blobStart + blobLength
         while written < capacity, position < bodyLength {
             let room = capacity - written
             if position < blobStart {
@@ -84,7 +102,7 @@ final class CurlTransfer: @unchecked Sendable {
             } else if position < blobEnd {
                 let n = request.body.read(
                     into: UnsafeMutableRawPointer(buffer + written), count: min(room, Int(blobEnd - position)),
-                    at: position - blobStart)
+                    at: blobOffset + position - blobStart)
                 guard n > 0 else {
                     readFailure = request.body.failure ?? "the blob shrank while it was sent (spooled as \(request.size) B)"
                     return Int(CURL_READFUNC_ABORT)
@@ -122,6 +140,10 @@ final class CurlTransfer: @unchecked Sendable {
             bytes.withMemoryRebound(to: UInt8.self, capacity: take) { answer.append(contentsOf: UnsafeBufferPointer(start: $0, count: take)) }
         }
         answerBytes += count
+        if request.answerKeep > 0, answerBytes > CurlMultiLoop.answerCutBytes {
+            answerCut = true
+            return 0  // libcurl ends the transfer (CURLE_WRITE_ERROR)
+        }
         return count
     }
 
@@ -133,11 +155,13 @@ final class CurlTransfer: @unchecked Sendable {
         if line.hasPrefix("HTTP/") {
             retryAfter = nil
             location = nil
+            etag = nil
         } else if let colon = line.firstIndex(of: ":") {
             let name = line[..<colon].lowercased()
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
             if name == "retry-after" { retryAfter = value }
             if name == "location" { location = value }
+            if name == "etag" { etag = value }
         }
         return count
     }

@@ -41,10 +41,15 @@ public final class CurlTransport: UploadTransport {
             return
         }
         // The blob was opened and checked by the engine (O_NOFOLLOW, fstat): `request.body`.
+        let seconds = min(loop.deadlineSeconds, request.deadlineSeconds ?? loop.deadlineSeconds)
         let transfer = CurlTransfer(
-            request, deadline: .now() + loop.deadlineSeconds, keep: loop.keep, completion: completion)
+            request, deadline: .now() + seconds, keep: max(loop.keep, request.answerKeep), completion: completion)
         guard let algorithm = request.contentDigest else {
             loop.submit(transfer)
+            // Weak: the request (inside the transfer) holds the cancellation that holds this.
+            request.cancellation?.whenCancelled { [weak loop, weak transfer] in
+                if let loop, let transfer { loop.cancel(transfer) }
+            }
             return
         }
         // Hashing is CPU-bound: never on the transfers' thread.
@@ -83,9 +88,11 @@ public final class CurlTransport: UploadTransport {
         hasher.update(transfer.prefix)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: Int64 = 0
-        while offset < transfer.request.size {
-            let want = Int(min(Int64(buffer.count), transfer.request.size - offset))
-            let n = buffer.withUnsafeMutableBytes { transfer.request.body.read(into: $0.baseAddress!, count: want, at: offset) }
+        while offset < transfer.blobLength {
+            let want = Int(min(Int64(buffer.count), transfer.blobLength - offset))
+            let n = buffer.withUnsafeMutableBytes {
+                transfer.request.body.read(into: $0.baseAddress!, count: want, at: transfer.blobOffset + offset)
+            }
             guard n > 0 else { throw DigestError(description: transfer.request.body.failure ?? "the blob changed size while it was hashed") }
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
             offset += Int64(n)

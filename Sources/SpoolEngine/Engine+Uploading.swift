@@ -145,6 +145,11 @@ extension Engine {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue
             }
+            if let reason = completion.outcome.spoolFailure {
+                // Not acknowledged: the item stays in inflight/ for start-up recovery.
+                round.spoolFailure = round.spoolFailure ?? (completion.id, reason)
+                continue
+            }
             let outcome = configuration.outcomeRules.judge(completion.outcome)
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)

@@ -173,12 +173,17 @@ public final class Engine {
         var round = Round()
         collectFinished(arrived.completions, now: now, into: &round)
         let stopping = summary.stop != nil
-        if !stopping {
+        if !stopping && round.spoolFailure == nil {
             try takeWatcherEvents(arrived.watcher, now: now)
             try ingest(now: now)
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
+        if let failure = round.spoolFailure {
+            // As for a failed index fsync: no new work, no retry that trusts a second fsync.
+            transport.cancelAll()
+            throw SpoolError.progressNotRecorded(item: failure.id.description, cause: failure.reason)
+        }
         // Spare jsons serve a flow of items; an idle daemon leaves tmp/ empty.
         if isIdle && spool.spareJSONCount > 0 { spool.removeSpareJSONs() }
         if !stopping { noteRecycleDue(now: now) }

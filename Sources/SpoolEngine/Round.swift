@@ -24,6 +24,11 @@ struct Round {
     /// one's upload is aborted first) once the round is committed.
     var finishedMultipart: [(id: ItemID, failed: Bool)] = []
 
+    /// An upload whose progress the spool could not make durable (`UploadOutcome.spoolFailure`):
+    /// left unacknowledged in inflight/, and the engine stops once the rest of the round is
+    /// committed (RELIABILITY rule 6).
+    var spoolFailure: (id: ItemID, reason: String)?
+
     var isEmpty: Bool { claims.isEmpty && finished.isEmpty }
 
     mutating func finish(_ transition: SpoolTransition) {

@@ -50,7 +50,7 @@ public final class PartLog: PartJournal, @unchecked Sendable {
         try appending.withLock { fd in
             if let old = fd { folder.fs.close(old) }
             fd = nil
-            guard let header = PartLogCodec.encodeHeader(state) else { throw PartLogError("the upload id or URL is too long to record") }
+            guard let header = PartLogCodec.encodeHeader(state) else { throw PartJournalRefusal("the upload id or URL is too long to record") }
             let opened = try folder.create(name)
             fd = opened
             try folder.fs.writeAll(opened, header, label: folder.label(name))
@@ -63,7 +63,7 @@ public final class PartLog: PartJournal, @unchecked Sendable {
     public func record(part number: Int, etag: String) throws {
         try appending.withLock { fd in
             guard let opened = fd else { throw PartLogError("the log is not open") }
-            guard let bytes = PartLogCodec.encodePart(number, etag: etag) else { throw PartLogError("the ETag is too long to record") }
+            guard let bytes = PartLogCodec.encodePart(number, etag: etag) else { throw PartJournalRefusal("the ETag is too long to record") }
             try folder.fs.writeAll(opened, bytes, label: folder.label(name))
             try folder.fs.sync(opened, label: folder.label(name))
         }

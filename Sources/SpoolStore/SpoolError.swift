@@ -14,6 +14,9 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The spool's file system is full (ENOSPC, EDQUOT) and nothing of the add was kept: no file
     /// staged, no record written, every source where it was.
     case outOfSpace(path: String, cause: SystemError)
+    /// An upload's progress (an S3 part log) could not be made durable: the daemon stops without
+    /// acknowledging the item, and start-up recovery resumes it from what was recorded.
+    case progressNotRecorded(item: String, cause: String)
 
     public var description: String {
         switch self {
@@ -28,6 +31,8 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
         case .ambiguousItem(let prefix, let count): "'\(prefix)' matches \(count) items; give more of the id"
         case .outOfSpace(let path, let cause):
             "the file system of the spool \(path) is full (\(cause)); nothing was added: free some space and try again"
+        case .progressNotRecorded(let item, let cause):
+            "\(cause); stopped without acknowledging \(item): the next start returns it to pending/ and resumes it from what its part log recorded"
         }
     }
 }

@@ -26,6 +26,9 @@ public final class BlobBody: Sendable {
 
     deinit { close() }
 
+    /// No blob at all, for a request that sends no body outside any attempt (an abort by `purge`).
+    public static var none: BlobBody { BlobBody(descriptor: -1, size: 0) }
+
     /// `close(2)`, once; later reads fail.
     public func close() {
         descriptor.withLock { fd in

@@ -1,14 +1,11 @@
-import Foundation
-import Glibc
+import Dispatch
 import SpoolCore
-import Synchronization
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// One attempt of an S3 multipart upload, resumed from the item's part log when it has one
-/// (RELIABILITY rule 13).
+/// (RELIABILITY rule 13). Every step goes through the HTTP transport the daemon chose
+/// (`URLSessionTransport` or `CurlTransport`): a part is a byte range of the attempt's blob, the
+/// XML steps send a few bytes of their own; no redirect is followed, the answer is kept up to
+/// `answerKeep` bytes (cut at 1 MiB), and each request has the transport's deadline.
 ///
 /// - A log for this blob and object: ListParts (every page) checks that the upload still exists;
 ///   NoSuchUpload removes the log and starts over. Parts in the log that the store also lists
@@ -26,13 +23,15 @@ import FoundationNetworking
 /// failed attempt aborts its upload instead. Everything here runs on `work`, one serial queue,
 /// so a part is never recorded after the attempt has reported.
 final class S3MultipartUpload: @unchecked Sendable {
-    /// Parts asked for per ListParts page: its answer fits `S3RequestSession.answerLimit`.
+    /// Parts asked for per ListParts page: its answer fits `answerKeep`.
     static let listPage = 500
+    /// Bytes of an answer kept for its XML: a ListParts page of `listPage` parts.
+    static let answerKeep = 256 * 1024
 
     private let request: UploadRequest
     private let preferredPartSize: Int64
     private let concurrency: Int
-    private let session: S3RequestSession
+    private let transport: any UploadTransport
     private let signer: SigV4Signer
     private let clock: any Clock
     private let deadlineSeconds: Double
@@ -45,15 +44,15 @@ final class S3MultipartUpload: @unchecked Sendable {
     private var uploadID: String?
     private var done: [Int: String] = [:]
     private var waiting: [Int] = []
-    /// Requests in flight: part number (0 for the other steps) → the session's handle.
-    private var inFlight: [Int: Int] = [:]
+    /// Requests in flight: part number (0 for the other steps) → how to cancel it.
+    private var inFlight: [Int: RequestCancellation] = [:]
     private var finished = false
 
     init(
-        _ request: UploadRequest, preferredPartSize: Int64, concurrency: Int, session: S3RequestSession, signer: SigV4Signer,
+        _ request: UploadRequest, preferredPartSize: Int64, concurrency: Int, transport: any UploadTransport, signer: SigV4Signer,
         clock: any Clock, deadlineSeconds: Double, work: DispatchQueue, completion: @escaping @Sendable (UploadOutcome) -> Void
     ) {
-        (self.request, self.preferredPartSize, self.concurrency, self.session) = (request, preferredPartSize, concurrency, session)
+        (self.request, self.preferredPartSize, self.concurrency, self.transport) = (request, preferredPartSize, concurrency, transport)
         (self.signer, self.clock, self.deadlineSeconds, self.work) = (signer, clock, deadlineSeconds, work)
         self.journal = request.partJournal
         self.completion = completion
@@ -88,10 +87,9 @@ final class S3MultipartUpload: @unchecked Sendable {
     // MARK: Steps
 
     private func create() {
-        var headers = ["Content-Type": request.contentType]
-        for (name, value) in request.headers { headers[name] = value }
-        send(step: 0, method: "POST", query: "uploads=", body: [], headers: headers) { [self] answer in
-            guard let id = S3PartPlan.element("UploadId", in: answer.text) else {
+        send(step: 0, method: "POST", query: "uploads=", payload: .bytes([]), contentType: request.contentType, headers: request.headers) {
+            [self] answer in
+            guard let id = S3PartPlan.element("UploadId", in: S3MultipartUpload.text(of: answer)) else {
                 fail(.status(502, excerpt: "CreateMultipartUpload answered without an UploadId"), abortUpload: false)
                 return
             }
@@ -101,7 +99,8 @@ final class S3MultipartUpload: @unchecked Sendable {
                 do {
                     try journal.begin(.init(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: id, url: request.url))
                 } catch {
-                    fail(.network("cannot record the multipart upload in the spool: \(error)"), abortUpload: true)
+                    // Unrecorded, the upload could never be resumed: aborted.
+                    fail(S3MultipartUpload.journalFailure(error, what: "the multipart upload"), abortUpload: true)
                     return
                 }
             }
@@ -112,14 +111,14 @@ final class S3MultipartUpload: @unchecked Sendable {
     /// Reads every page of ListParts, then keeps the recorded parts the store still has.
     private func listParts(marker: Int, listed: [Int: String], recorded: [Int: String]) {
         let query = "max-parts=\(S3MultipartUpload.listPage)&part-number-marker=\(marker)&" + uploadIDQuery
-        send(step: 0, method: "GET", query: query, body: nil, headers: [:], notFound: { [self] in
+        send(step: 0, method: "GET", query: query, payload: .none, headers: [:], notFound: { [self] in
             // The upload is gone (aborted, expired, or completed before a crash): start over.
             journal?.discard()
             uploadID = nil
             create()
         }) { [self] answer in
             var listed = listed
-            let text = answer.text
+            let text = S3MultipartUpload.text(of: answer)
             for part in S3MultipartUpload.elements("Part", in: text) {
                 if let number = S3PartPlan.element("PartNumber", in: part).flatMap(Int.init), let etag = S3PartPlan.element("ETag", in: part) {
                     listed[number] = etag
@@ -159,8 +158,8 @@ final class S3MultipartUpload: @unchecked Sendable {
 
     private func sendPart(_ number: Int) {
         let (offset, length) = plan.range(ofPart: number)
-        let body = BodyInputStream.Part.range(request.body, offset: offset, length: length)
-        send(step: number, method: "PUT", query: "partNumber=\(number)&" + uploadIDQuery, body: [body], headers: [:]) { [self] answer in
+        let query = "partNumber=\(number)&" + uploadIDQuery
+        send(step: number, method: "PUT", query: query, payload: .range(offset: offset, length: length), headers: [:]) { [self] answer in
             guard let etag = answer.etag, !etag.isEmpty else {
                 fail(.status(502, excerpt: "UploadPart \(number) answered without an ETag"), abortUpload: false)
                 return
@@ -168,7 +167,7 @@ final class S3MultipartUpload: @unchecked Sendable {
             do {
                 try journal?.record(part: number, etag: etag)
             } catch {
-                fail(.network("cannot record part \(number) in the spool: \(error)"), abortUpload: false)
+                fail(S3MultipartUpload.journalFailure(error, what: "part \(number)"), abortUpload: false)
                 return
             }
             done[number] = etag
@@ -180,89 +179,104 @@ final class S3MultipartUpload: @unchecked Sendable {
         journal?.reached(.completing)
         let etags = (1...plan.partCount).map { done[$0] ?? "" }
         let body = Array(S3PartPlan.completionBody(etags: etags).utf8)
-        send(step: 0, method: "POST", query: uploadIDQuery, body: [.bytes(body)], headers: ["Content-Type": "application/xml"]) { [self] answer in
+        send(step: 0, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: [:]) {
+            [self] answer in
             // S3 may answer 200 and still report an error in the body.
-            let excerpt = URLSessionTransport.excerpt(answer.body)
+            let excerpt = answer.responseExcerpt
             if S3ErrorClassifier.errorCode(in: excerpt) != nil, S3PartPlan.element("ETag", in: excerpt ?? "") == nil {
                 fail(.status(500, excerpt: excerpt), abortUpload: false)
                 return
             }
             journal?.reached(.completed)
-            finish(.status(answer.status, excerpt: excerpt))
+            finish(.status(answer.httpStatus ?? 200, excerpt: excerpt))
         }
     }
 
     // MARK: Requests
 
-    /// Signs and sends one request. `then` gets 2xx answers (on `work`); a 404 NoSuchUpload goes
-    /// to `notFound` when given; anything else ends the attempt.
+    /// Signs and sends one request through the transport. `then` gets 2xx answers (on `work`);
+    /// a 404 NoSuchUpload goes to `notFound` when given; anything else ends the attempt.
     private func send(
-        step: Int, method: String, query: String, body: [BodyInputStream.Part]?, headers: [String: String],
-        notFound: (@Sendable () -> Void)? = nil, then: @escaping @Sendable (S3RequestSession.Answer) -> Void
+        step: Int, method: String, query: String, payload: UploadRequest.Payload, contentType: String? = nil,
+        headers: [String: String], notFound: (@Sendable () -> Void)? = nil, then: @escaping @Sendable (UploadOutcome) -> Void
     ) {
         guard !finished else { return }
-        guard let origin = HTTPOrigin(request.url), let url = URL(string: request.url + "?" + query) else {
-            fail(.refused("invalid upload URL '\(request.url)'"), abortUpload: false)
+        guard let signed = S3MultipartUpload.stepRequest(
+            request, method: method, query: query, payload: payload, contentType: contentType ?? request.contentType,
+            headers: headers, signer: signer, clock: clock)
+        else {
+            fail(.refused(request.body.failure ?? "invalid upload URL '\(request.url)'"), abortUpload: false)
             return
         }
-        let parts = body ?? []
+        let cancellation = RequestCancellation()
+        var stepRequest = signed
+        stepRequest.cancellation = cancellation
+        inFlight[step] = cancellation
+        transport.start(stepRequest) { [self] outcome in
+            work.async { [self] in
+                inFlight[step] = nil
+                guard !finished else { return }
+                var outcome = outcome
+                if outcome.wasCancelled {
+                    fail(.cancelled, abortUpload: false)
+                } else if let status = outcome.httpStatus, outcome.refusal == nil {
+                    if (200..<300).contains(status) {
+                        then(outcome)
+                    } else if status == 404, let notFound, S3ErrorClassifier.errorCode(in: outcome.responseExcerpt) == "NoSuchUpload" {
+                        notFound()
+                    } else {
+                        outcome.responseBody = nil
+                        fail(outcome, abortUpload: false)
+                    }
+                } else if let failure = request.body.failure {
+                    // The blob changed under us (rule 8): an item error, not the network's.
+                    fail(.refused(failure), abortUpload: false)
+                } else {
+                    outcome.responseBody = nil
+                    fail(outcome, abortUpload: false)
+                }
+            }
+        }
+    }
+
+    /// One step of the upload of `item`, signed: the object's URL with `query`, the body hashed
+    /// (a part 1 MiB at a time). Shares the item's blob without owning it; follows no redirect;
+    /// keeps `answerKeep` bytes of the answer. Nil when the URL is invalid or the blob cannot be read.
+    static func stepRequest(
+        _ item: UploadRequest, method: String, query: String, payload: UploadRequest.Payload, contentType: String,
+        headers: [String: String], signer: SigV4Signer, clock: any Clock
+    ) -> UploadRequest? {
+        guard let origin = HTTPOrigin(item.url) else { return nil }
+        var step = UploadRequest(
+            id: item.id, attempt: item.attempt, url: item.url + "?" + query, method: method, body: item.body,
+            contentType: contentType, headers: [:])
+        step.payload = payload
+        step.ownsBody = false
+        step.answerKeep = answerKeep
+        step.followsRedirects = false
+        let parts = step.bodyParts
         let payloadHash: String
         do {
             payloadHash = parts.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Signer.hex(try BodyDigest.sha256(of: parts))
         } catch {
-            // The blob changed under us (rule 8): an item error, not the network's.
-            fail(.refused(request.body.failure ?? "\(error)"), abortUpload: false)
-            return
+            return nil
         }
-        let (path, _) = S3SigningTransport.pathAndQuery(of: request.url)
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = method
-        urlRequest.setValue(SpooldVersion.userAgent, forHTTPHeaderField: "User-Agent")
+        let (path, _) = S3SigningTransport.pathAndQuery(of: item.url)
         let signed = signer.headers(
             method: method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,
             payloadHash: payloadHash, date: clock.now())
+        // A configured header of the same name must not replace a signed one.
         let names = Set(signed.keys.map { $0.lowercased() })
-        for (name, value) in headers where !names.contains(name.lowercased()) { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        for (name, value) in signed { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        let stream: (@Sendable () -> InputStream)? = body == nil ? nil : { @Sendable in BodyInputStream(parts) }
-        let handle = session.send(
-            urlRequest, body: stream, length: BodyInputStream.length(of: parts), deadlineSeconds: deadlineSeconds
-        ) { [self] result in
-            work.async { [self] in
-                inFlight[step] = nil
-                guard !finished else { return }
-                switch result {
-                case .success(let answer) where (200..<300).contains(answer.status):
-                    then(answer)
-                case .success(let answer):
-                    let excerpt = URLSessionTransport.excerpt(answer.body)
-                    if answer.status == 404, let notFound, S3ErrorClassifier.errorCode(in: excerpt) == "NoSuchUpload" {
-                        notFound()
-                    } else {
-                        fail(.status(answer.status, excerpt: excerpt), abortUpload: false)
-                    }
-                case .failure(.cancelled):
-                    fail(.cancelled, abortUpload: false)
-                case .failure(.timedOut):
-                    fail(.network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)"),
-                         abortUpload: false)
-                case .failure(.network(let error)):
-                    if let failure = request.body.failure {
-                        fail(.refused(failure), abortUpload: false)
-                    } else {
-                        fail(URLSessionTransport.networkOutcome(error), abortUpload: false)
-                    }
-                }
-            }
-        }
-        inFlight[step] = handle
+        for (name, value) in headers where !names.contains(name.lowercased()) { step.headers[name] = value }
+        for (name, value) in signed { step.headers[name] = value }
+        return step
     }
 
     /// Ends the attempt: cancels what is in flight; without a log (or when asked), aborts the
     /// upload, since no later attempt could resume it.
     private func fail(_ outcome: UploadOutcome, abortUpload: Bool) {
         guard !finished else { return }
-        for handle in inFlight.values { session.cancel(handle) }
+        for cancellation in inFlight.values { cancellation.cancel() }
         inFlight.removeAll()
         if let uploadID, abortUpload || journal == nil, !outcome.wasCancelled {
             abort(uploadID: uploadID, url: request.url)
@@ -281,35 +295,45 @@ final class S3MultipartUpload: @unchecked Sendable {
     /// lifecycle rule (README).
     private func abort(uploadID: String, url: String) {
         S3MultipartUpload.abort(
-            uploadID: uploadID, url: url, session: session, signer: signer, clock: clock, deadlineSeconds: min(deadlineSeconds, 30)
+            uploadID: uploadID, url: url, id: request.id, transport: transport, signer: signer, clock: clock,
+            deadlineSeconds: min(deadlineSeconds, 30)
         ) { _ in }
     }
 
-    /// Sends AbortMultipartUpload for `uploadID` of the object at `url`; `then` gets whether the
-    /// store confirmed (2xx, or 404: the upload is gone anyway).
+    /// Sends AbortMultipartUpload for `uploadID` of the object at `url` (item `id`'s) through
+    /// `transport`; `then` gets whether the store confirmed (2xx, or 404: the upload is gone anyway).
     static func abort(
-        uploadID: String, url: String, session: S3RequestSession, signer: SigV4Signer, clock: any Clock, deadlineSeconds: Double,
-        then: @escaping @Sendable (Bool) -> Void
+        uploadID: String, url: String, id: ItemID, transport: any UploadTransport, signer: SigV4Signer, clock: any Clock,
+        deadlineSeconds: Double, then: @escaping @Sendable (Bool) -> Void
     ) {
+        // No blob behind it: the request sends no body.
+        let item = UploadRequest(
+            id: id, attempt: 0, url: url, method: "DELETE", body: BlobBody.none, contentType: "application/xml", headers: [:])
         let query = "uploadId=" + URLTemplate.encodePathSegment(uploadID)
-        guard let origin = HTTPOrigin(url), let target = URL(string: url + "?" + query) else {
+        guard var step = stepRequest(
+            item, method: "DELETE", query: query, payload: .none, contentType: item.contentType, headers: [:], signer: signer, clock: clock)
+        else {
             then(false)
             return
         }
-        let (path, _) = S3SigningTransport.pathAndQuery(of: url)
-        var urlRequest = URLRequest(url: target)
-        urlRequest.httpMethod = "DELETE"
-        urlRequest.setValue(SpooldVersion.userAgent, forHTTPHeaderField: "User-Agent")
-        for (name, value) in signer.headers(
-            method: "DELETE", host: S3SigningTransport.hostHeader(origin), path: path, query: query,
-            payloadHash: SigV4Signer.emptyPayloadHash, date: clock.now())
-        {
-            urlRequest.setValue(value, forHTTPHeaderField: name)
-        }
-        session.send(urlRequest, body: nil, length: 0, deadlineSeconds: deadlineSeconds) { result in
-            if case .success(let answer) = result { then((200..<300).contains(answer.status) || answer.status == 404) } else { then(false) }
+        step.deadlineSeconds = deadlineSeconds
+        transport.start(step) { outcome in
+            then(outcome.httpStatus.map { (200..<300).contains($0) || $0 == 404 } ?? false)
         }
     }
+
+    /// The outcome of a journal write that threw: a record too long for the log is the store's
+    /// doing (retried like a bad answer); anything else is the spool failing, which stops the
+    /// daemon (RELIABILITY rule 6), never a retry that trusts a second fsync.
+    static func journalFailure(_ error: any Error, what: String) -> UploadOutcome {
+        if let refusal = error as? PartJournalRefusal {
+            return .status(502, excerpt: "cannot record \(what): \(refusal)")
+        }
+        return .spoolFailure("cannot record \(what) in the spool's part log: \(error)")
+    }
+
+    /// The kept answer of a step as text (its XML).
+    static func text(of answer: UploadOutcome) -> String { String(decoding: answer.responseBody ?? [], as: UTF8.self) }
 
     /// The contents of every `<Tag>…</Tag>` in an XML answer, in order.
     static func elements(_ tag: String, in xml: String) -> [String] {

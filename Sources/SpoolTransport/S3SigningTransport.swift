@@ -17,7 +17,8 @@ import FoundationNetworking
 /// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
 /// Credentials live only in `signer`; headers are never logged. Blobs larger than the part size
 /// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
-/// signed on its own, and resumed from the item's part log on a later attempt.
+/// signed on its own and sent through the same transport underneath, and resumed from the item's
+/// part log on a later attempt.
 public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let inner: any UploadTransport
     private let signer: SigV4Signer
@@ -30,31 +31,31 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     /// Multipart uploads in progress, for `cancelAll`.
     private let multipartUploads = Mutex<[Int: S3MultipartUpload]>([:])
 
-    /// Blobs larger than `partSize` go up as a multipart upload, with a session of their own.
+    /// Blobs larger than `partSize` go up as a multipart upload.
     public struct Multipart: Sendable {
         public var partSize: Int64
         public var concurrency: Int
+        /// `--timeout`: each step's deadline (the transport's), and the bound of an abort's.
         public var deadlineSeconds: Double
-        public var idleSeconds: Double
 
-        public init(partSize: Int64, concurrency: Int, deadlineSeconds: Double, idleSeconds: Double) {
-            (self.partSize, self.concurrency, self.deadlineSeconds, self.idleSeconds) = (partSize, concurrency, deadlineSeconds, idleSeconds)
+        public init(partSize: Int64, concurrency: Int, deadlineSeconds: Double) {
+            (self.partSize, self.concurrency, self.deadlineSeconds) = (partSize, concurrency, deadlineSeconds)
         }
     }
-    private let multipartSession: S3RequestSession?
 
     public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil) {
         (self.inner, self.signer, self.clock, self.multipart) = (inner, signer, clock, multipart)
-        multipartSession = multipart.map {
-            S3RequestSession(
-                concurrency: min(S3SigningTransport.partsInFlight($0.concurrency) * max(1, $0.concurrency), 256),
-                deadlineSeconds: $0.deadlineSeconds, idleSeconds: $0.idleSeconds)
-        }
     }
 
     /// Parts of one item in flight at once: `--concurrency`, at most 16 (each holds a
     /// connection; memory does not grow with it, since parts stream from the blob).
-    static func partsInFlight(_ concurrency: Int) -> Int { min(max(1, concurrency), 16) }
+    public static func partsInFlight(_ concurrency: Int) -> Int { min(max(1, concurrency), 16) }
+
+    /// Connections the transport underneath needs for `concurrency` items at once when each may
+    /// send `partsInFlight` parts: a part that waits for a connection would spend its deadline.
+    public static func connections(forConcurrency concurrency: Int) -> Int {
+        min(partsInFlight(concurrency) * max(1, concurrency), 256)
+    }
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let origin = HTTPOrigin(request.url) else {
@@ -65,10 +66,10 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             key += 1
             return key
         }
-        if let multipart, let session = multipartSession, request.size > multipart.partSize {
+        if let multipart, request.size > multipart.partSize {
             let upload = S3MultipartUpload(
                 request, preferredPartSize: multipart.partSize, concurrency: S3SigningTransport.partsInFlight(multipart.concurrency),
-                session: session, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
+                transport: inner, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
             ) { [self] outcome in
                 multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
                 completion(outcome)
@@ -115,13 +116,13 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     /// Aborts the item's multipart upload, if its log names one (at most 10 s), then removes the log.
     public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
         hashing.async { [self] in
-            guard let recorded = journal.load(), let session = multipartSession else {
+            guard let recorded = journal.load(), multipart != nil else {
                 journal.discard()
                 done()
                 return
             }
             S3MultipartUpload.abort(
-                uploadID: recorded.uploadID, url: recorded.url, session: session, signer: signer, clock: clock,
+                uploadID: recorded.uploadID, url: recorded.url, id: journal.id, transport: inner, signer: signer, clock: clock,
                 deadlineSeconds: min(multipart?.deadlineSeconds ?? 10, 10)
             ) { _ in
                 journal.discard()

@@ -157,7 +157,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let url = URL(string: request.url), HTTPOrigin(request.url) != nil else {
-            request.body.close()
+            request.release()
             completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
@@ -165,11 +165,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             key += 1
             return key
         }
-        let attempt = Attempt(request, url: url, deadline: .now() + deadlineSeconds, completion: completion)
+        let seconds = min(deadlineSeconds, request.deadlineSeconds ?? deadlineSeconds)
+        let attempt = Attempt(request, url: url, deadline: .now() + seconds, completion: completion)
         state.withLock { state in
             state.attempts[key] = attempt
             setSweeping(true)
         }
+        request.cancellation?.whenCancelled { [weak self] in self?.cancel(key) }
         if let algorithm = request.contentDigest {
             digests.async { [weak self] in self?.digestThenSend(key, algorithm, request, to: url) }
         } else {
@@ -180,7 +182,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Hashes the body, keeps the header value for the attempt, and sends it.
     private func digestThenSend(_ key: Int, _ algorithm: ContentDigest, _ request: UploadRequest, to url: URL) {
         do {
-            let value = algorithm.headerValue(digest: try BodyDigest.sha256(of: URLSessionTransport.bodyParts(request)))
+            let value = algorithm.headerValue(digest: try BodyDigest.sha256(of: request.bodyParts))
             state.withLock { state in state.attempts[key]?.contentDigest = value }
         } catch {
             finish(key, .network("could not compute the Content-Digest: \(error)"))
@@ -196,10 +198,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         for task in tasks { task.cancel() }
     }
 
-    /// The parts of an attempt's body: the blob, inside the multipart frame with `--form`.
-    private static func bodyParts(_ request: UploadRequest) -> [BodyInputStream.Part] {
-        guard let form = request.form else { return [.blob(request.body)] }
-        return [.bytes(form.preamble), .blob(request.body), .bytes(form.epilogue)]
+    /// Cancels one attempt (`UploadRequest.cancellation`), as `cancelAll` does every one.
+    private func cancel(_ key: Int) {
+        let task = state.withLock { state in state.attempts[key]?.phase.cancel() }
+        task?.cancel()
     }
 
     /// Starts (or, after a redirect, restarts) the attempt's task to `url`. The task is made
@@ -225,13 +227,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         urlRequest.setValue(request.form?.headerValue ?? request.contentType, forHTTPHeaderField: "Content-Type")
         urlRequest.setValue(request.id.rawValue, forHTTPHeaderField: "Idempotency-Key")
         if let contentDigest { urlRequest.setValue(contentDigest, forHTTPHeaderField: ContentDigest.headerName) }
-        let parts = URLSessionTransport.bodyParts(request)
-        let length = BodyInputStream.length(of: parts)
-        // A stream's length is unknown to URLSession, which would send it chunked. A blank
-        // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
-        urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
-        urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-        urlRequest.httpBodyStream = BodyInputStream(parts)
+        if case .none = request.payload {} else {
+            let parts = request.bodyParts
+            // A stream's length is unknown to URLSession, which would send it chunked. A blank
+            // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
+            urlRequest.setValue(String(BodyInputStream.length(of: parts)), forHTTPHeaderField: "Content-Length")
+            urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
+            urlRequest.httpBodyStream = BodyInputStream(parts)
+        }
         let task = session.dataTask(with: urlRequest)
         // Cancelled or overdue while the task was being made: it never starts.
         let stillWanted: Next = state.withLock { state in
@@ -251,12 +254,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], received: Int64, response: URLResponse?, error: Error?) {
-        let found: (stop: AttemptPhase<URLSessionTask>.Stop?, hops: Int, method: String, body: BlobBody)? = state.withLock { state in
+        let found: (stop: AttemptPhase<URLSessionTask>.Stop?, hops: Int, request: UploadRequest)? = state.withLock { state in
             guard let attempt = state.attempts[key] else { return nil }
-            return (attempt.phase.taskEnded(), attempt.hops, attempt.request.method, attempt.request.body)
+            return (attempt.phase.taskEnded(), attempt.hops, attempt.request)
         }
         guard let found else { return }
-        if let failure = found.body.failure {
+        if let failure = found.request.body.failure {
             finish(key, .refused(failure))
             return
         }
@@ -265,10 +268,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             let location = http.value(forHTTPHeaderField: "Location").flatMap {
                 URL(string: $0, relativeTo: url)?.absoluteURL.absoluteString
             }
-            switch redirects.decide(
-                status: http.statusCode, method: found.method, from: url.absoluteString, location: location,
-                hopsSoFar: found.hops)
-            {
+            let decision = found.request.followsRedirects
+                ? redirects.decide(
+                    status: http.statusCode, method: found.request.method, from: url.absoluteString, location: location,
+                    hopsSoFar: found.hops)
+                : .notARedirect
+            switch decision {
             case .follow(let target):
                 guard let next = URL(string: target) else { break }
                 state.withLock { $0.attempts[key]?.hops += 1 }
@@ -283,9 +288,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                 break
             }
             var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
-            if answerLimit > 0 {
-                outcome.responseBody = Array(bytes.prefix(answerLimit))
-                outcome.responseBodyTruncated = received > Int64(answerLimit)
+            outcome.etag = http.value(forHTTPHeaderField: "ETag")
+            let keep = max(answerLimit, found.request.answerKeep)
+            if keep > 0 {
+                outcome.responseBody = Array(bytes.prefix(keep))
+                outcome.responseBodyTruncated = received > Int64(keep)
             }
             if let value = http.value(forHTTPHeaderField: "Retry-After") {
                 outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
@@ -328,7 +335,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Ends the attempt exactly once: forgets it, closes its blob, reports the outcome.
     private func finish(_ key: Int, _ outcome: UploadOutcome) {
         guard let attempt = state.withLock({ $0.attempts.removeValue(forKey: key) }) else { return }
-        attempt.request.body.close()
+        attempt.request.release()
         attempt.completion(outcome)
     }
 
@@ -351,7 +358,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let cut: URLSessionTask? = state.withLock { state in
             guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return nil }
             // The history's excerpt, or with `--success-json` the part of the answer the rule reads.
-            let room = max(URLSessionTransport.excerptLength, answerLimit) - attempt.excerpt.count
+            let room = max(URLSessionTransport.excerptLength, answerLimit, attempt.request.answerKeep) - attempt.excerpt.count
             if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
             attempt.received += Int64(data.count)
             guard attempt.received > URLSessionTransport.answerCutBytes, !attempt.answerCut, dataTask.response != nil else { return nil }
@@ -395,7 +402,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let request = state.withLock { state in
             state.keyByTask[task.taskIdentifier].flatMap { state.attempts[$0]?.request }
         }
-        completionHandler(request.map { BodyInputStream(URLSessionTransport.bodyParts($0)) })
+        completionHandler(request.map { BodyInputStream($0.bodyParts) })
     }
 
     static func networkOutcome(_ error: Error?) -> UploadOutcome {

@@ -2,13 +2,25 @@ import SpoolCore
 
 /// Everything the transport needs to send one attempt of one item.
 public struct UploadRequest: Sendable {
+    /// What a request sends as its body.
+    public enum Payload: Sendable {
+        /// The whole blob (inside `form`'s frame with `--form`).
+        case blob
+        /// `length` bytes of the blob from `offset`: one part of an S3 multipart upload.
+        case range(offset: Int64, length: Int64)
+        /// A few bytes held in memory: an S3 request's XML (empty for CreateMultipartUpload).
+        case bytes([UInt8])
+        /// No body at all (ListParts, AbortMultipartUpload).
+        case none
+    }
+
     public var id: ItemID
     public var attempt: Int
     public var url: String
-    /// `PUT` or `POST`.
+    /// `PUT` or `POST` for an item; also `GET` and `DELETE` for the steps of a multipart upload.
     public var method: String
     /// The blob, opened and checked by the spool; the transport reads it and closes it when the
-    /// attempt ends. Its `size` is the item's.
+    /// attempt ends (unless `ownsBody` is false). Its `size` is the item's.
     public var body: BlobBody
     public var contentType: String
     /// Extra headers (item and command line); `Idempotency-Key` is added by the transport.
@@ -22,7 +34,47 @@ public struct UploadRequest: Sendable {
     /// too small for one, and for HTTP targets.
     public var partJournal: (any PartJournal)?
 
+    // What the steps of an S3 multipart upload ask of the transport underneath; an item's own
+    // request keeps the defaults.
+
+    /// The body sent: the whole blob, unless a multipart step sends a range of it or its own bytes.
+    public var payload = Payload.blob
+    /// Whether the transport closes `body` when the request ends. The parts of one upload share
+    /// the blob's descriptor: the upload closes it once, when its attempt ends.
+    public var ownsBody = true
+    /// Bytes of the answer kept in the outcome's `responseBody` at least (an S3 step's XML); the
+    /// answer is still cut at 1 MiB, whose status then is the outcome.
+    public var answerKeep = 0
+    /// Whether a redirect `RedirectPolicy` allows is followed; false: a 3xx is the outcome.
+    public var followsRedirects = true
+    /// This request's deadline when shorter than the transport's (`--timeout`).
+    public var deadlineSeconds: Double?
+    /// Lets the sender cancel this one request (`cancelAll` cancels every one).
+    public var cancellation: RequestCancellation?
+
     public var size: Int64 { body.size }
+
+    /// Bytes the body sends.
+    public var bodyLength: Int64 {
+        switch payload {
+        case .blob: Int64(form?.preamble.count ?? 0) + body.size + Int64(form?.epilogue.count ?? 0)
+        case .range(_, let length): length
+        case .bytes(let bytes): Int64(bytes.count)
+        case .none: 0
+        }
+    }
+
+    /// The parts of the body, in order (empty for `.none`): framing bytes and byte ranges of the blob.
+    var bodyParts: [BodyInputStream.Part] {
+        switch payload {
+        case .blob:
+            guard let form else { return [.blob(body)] }
+            return [.bytes(form.preamble), .blob(body), .bytes(form.epilogue)]
+        case .range(let offset, let length): return [BodyInputStream.Part.range(body, offset: offset, length: length)]
+        case .bytes(let bytes): return [BodyInputStream.Part.bytes(bytes)]
+        case .none: return []
+        }
+    }
 
     public init(
         id: ItemID, attempt: Int, url: String, method: String, body: BlobBody, contentType: String,
@@ -31,4 +83,7 @@ public struct UploadRequest: Sendable {
         (self.id, self.attempt, self.url, self.method) = (id, attempt, url, method)
         (self.body, self.contentType, self.headers, self.form) = (body, contentType, headers, form)
     }
+
+    /// Ends the request's hold on the blob: closes it if the request owns it.
+    public func release() { if ownsBody { body.close() } }
 }

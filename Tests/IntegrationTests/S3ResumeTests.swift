@@ -5,13 +5,18 @@ import XCTest
 /// Durable, resumable multipart uploads against a real S3 server (`rclone serve s3`): the part
 /// log (`SPOOL/parts/<id>.log`) carries an upload across a kill -9, and a crash re-sends at most
 /// the parts that were in flight.
-final class S3ResumeTests: XCTestCase {
+class S3ResumeTests: XCTestCase {
+    /// The transport's options (`CurlS3ResumeTests` runs these again with `--transport curl`).
+    class var transportArguments: [String] { [] }
+
     /// The crash points of the multipart path, each cut here (CrashTests cuts the others).
     static let table: [(CrashPoint, Int)] = [
         (.multipartAfterCreate, 1), (.multipartAfterBegin, 1), (.multipartAfterPart, 2),
         (.multipartBeforeComplete, 1), (.multipartAfterComplete, 1),
     ]
     static var crashPoints: Set<CrashPoint> { Set(table.map(\.0)) }
+    /// The crash points `testCrash_atEveryMultipartCrashPoint_thenDrain_isByteExact` cuts.
+    class var crashTable: [(CrashPoint, Int)] { table }
 
     /// 10 MiB and a bit in 5 MiB parts: three parts; two in flight at once.
     static let size = (10 << 20) + 7
@@ -31,7 +36,7 @@ final class S3ResumeTests: XCTestCase {
         if let crashAt { env["SPOOLD_CRASH_AT"] = crashAt }
         return try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/\(prefix)/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"],
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"] + Self.transportArguments,
             environment: env, timeout: 60)
     }
 
@@ -50,7 +55,7 @@ final class S3ResumeTests: XCTestCase {
     /// once more: the upload is gone, as after any success not yet recorded).
     func testCrash_atEveryMultipartCrashPoint_thenDrain_isByteExact() throws {
         let server = try RcloneS3Server.start(self, debugLog: true)
-        for (point, count) in Self.table {
+        for (point, count) in Self.crashTable {
             let label = "\(point.rawValue):\(count)"
             let spool = try TestSpool(self)
             let blob = payload(Self.size, seed: UInt64(count) &+ UInt64(label.utf8.count))
@@ -71,7 +76,7 @@ final class S3ResumeTests: XCTestCase {
             XCTAssertLessThanOrEqual(sent, bound, "\(label): parts sent \(sent)")
             XCTAssertGreaterThanOrEqual(sent, Self.parts, label)
         }
-        XCTAssertEqual(server.keys("bucket").count, Self.table.count, "no part left behind as an object")
+        XCTAssertEqual(server.keys("bucket").count, Self.crashTable.count, "no part left behind as an object")
     }
 
     /// A kill -9 at an arbitrary moment of a multipart upload (once a part is recorded), with a torn
@@ -87,7 +92,7 @@ final class S3ResumeTests: XCTestCase {
         env["SPOOLD_CRASH_AT"] = ""
         let running = try SpooldProcess(
             ["run", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)"],
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)"] + Self.transportArguments,
             environment: env)
         addTeardownBlock { running.signal(SIGKILL) }
         // No event reaches the test when a part is recorded: watch the log grow, bounded.
@@ -114,8 +119,9 @@ final class S3ResumeTests: XCTestCase {
         XCTAssertEqual(server.log.components(separatedBy: "initiate multipart upload").count - 1, 1, "resumed, not started over")
     }
 
-    /// `spoold purge` of an item with a part log aborts its upload, then removes the log.
-    func testPurge_abortsTheMultipartUpload() throws {
+    /// `spoold show` of an item with a part log names its progress and upload; `spoold purge`
+    /// aborts the upload, then removes the log.
+    func testShowThenPurge_showsThePartsDone_thenAbortsTheMultipartUpload() throws {
         let server = try RcloneS3Server.start(self, debugLog: true)
         let spool = try TestSpool(self)
         try spool.drop("p.bin", payload(Self.size, seed: 5))
@@ -124,6 +130,8 @@ final class S3ResumeTests: XCTestCase {
         XCTAssertEqual(spool.files(in: "parts").count, 1)
 
         let id = try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".json") }?.components(separatedBy: ".a").first)
+        let shown = try SpooldProcess.run(["show", "--spool", spool.path, id])
+        XCTAssertTrue(shown.stdout.contains("parts     1/\(Self.parts) done, 5.0 MiB each (S3 multipart upload "), shown.stdout)
         let purged = try SpooldProcess.run(["purge", "--spool", spool.path, id], environment: environment(spool.root))
 
         XCTAssertEqual(purged.exitCode, 0, purged.stderr)

@@ -5,7 +5,10 @@ import XCTest
 
 /// Uploads to a real S3 server (`rclone serve s3`, which checks every signature) through the
 /// built binary.
-final class S3Tests: XCTestCase {
+class S3Tests: XCTestCase {
+    /// The transport's options (`CurlS3Tests` runs the multipart tests again with `--transport curl`).
+    class var transportArguments: [String] { [] }
+
     /// The environment of a run: credentials as given, nothing from the machine's own AWS setup.
     func environment(_ root: String, secret: String? = RcloneS3Server.secretKey) -> [String: String] {
         [
@@ -28,7 +31,7 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/in coming/", "--s3-endpoint", server.endpoint,
-             "--settle", "0"],
+             "--settle", "0"] + Self.transportArguments,
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
@@ -54,7 +57,7 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/mp/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M"],
+             "--s3-part-size", "5M"] + Self.transportArguments,
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
@@ -90,7 +93,8 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2", "--concurrency", "1"],
+             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2", "--concurrency", "1"]
+                + Self.transportArguments,
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
@@ -117,6 +121,70 @@ final class S3Tests: XCTestCase {
         XCTAssertEqual(spool.files(in: "parts"), [], "the part log goes once the success is recorded")
     }
 
+    /// ListParts reads no page past the plan's last part: a server whose every page says
+    /// "truncated", with a marker that keeps growing, cannot keep an attempt paging.
+    func testListParts_alwaysTruncated_stopsAtThePlansLastPart() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
+        let part = { (etag: String) in ScriptedResponse.status(200, headers: [("ETag", etag)]) }
+        let slowDown = ScriptedResponse.status(503, body: "<Error><Code>SlowDown</Code></Error>")
+        let page = { (next: Int, listed: String) in
+            ScriptedResponse.status(
+                200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>\(next)</NextPartNumberMarker>"
+                    + listed + "</ListPartsResult>")
+        }
+        // Past the script, every answer is both a part's receipt and yet another truncated page.
+        let endless = ScriptedResponse.status(
+            200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>9999</NextPartNumberMarker></ListPartsResult>",
+            headers: [("ETag", "\"e3\"")])
+        let receiver = UploadReceiver(script: .sequence(
+            [created, part("\"e1\""), part("\"e2\""), slowDown,
+             page(1, "<Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"),
+             page(2, "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part>"), page(3, "")],
+            thenAlways: endless))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("t.bin", payload((10 << 20) + 3, seed: 11))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2", "--concurrency", "1"]
+                + Self.transportArguments,
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
+            "POST uploads=", "PUT partNumber=1&uploadId=u", "PUT partNumber=2&uploadId=u", "PUT partNumber=3&uploadId=u",
+            "GET max-parts=500&part-number-marker=0&uploadId=u", "GET max-parts=500&part-number-marker=1&uploadId=u",
+            "GET max-parts=500&part-number-marker=2&uploadId=u",
+            "PUT partNumber=3&uploadId=u", "POST uploadId=u",
+        ])
+    }
+
+    /// A step follows no redirect, not even a 307 to the same origin that an item's own PUT would
+    /// follow: the 3xx ends the pass like any answer that is not 2xx.
+    func testPartRedirect_isNotFollowed() throws {
+        let created = ScriptedResponse.status(
+            200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
+        let moved = ScriptedResponse.status(307, headers: [("Location", "/bucket/elsewhere")])
+        let receiver = UploadReceiver(script: .sequence([created, moved], thenAlways: .status(204)))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("r.bin", payload((5 << 20) + 3, seed: 12))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+             "--settle", "0", "--s3-part-size", "5M", "--max-attempts", "1", "--concurrency", "1"] + Self.transportArguments,
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target)" }, [
+            "POST /bucket/r.bin?uploads=", "PUT /bucket/r.bin?partNumber=1&uploadId=u", "DELETE /bucket/r.bin?uploadId=u",
+        ])
+    }
+
     /// The upload the log names is gone (aborted or expired): the retry starts a new one.
     func testResume_ofAnUploadThatIsGone_startsOver() throws {
         let created = ScriptedResponse.status(
@@ -134,7 +202,7 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--concurrency", "1"],
+             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--concurrency", "1"] + Self.transportArguments,
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
@@ -159,7 +227,7 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--concurrency", "1"],
+             "--settle", "0", "--s3-part-size", "5M", "--concurrency", "1"] + Self.transportArguments,
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 1, result.stderr)
@@ -197,7 +265,8 @@ final class S3Tests: XCTestCase {
         env["AWS_PROFILE"] = "uploads"
 
         let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/{id}/{name}", "--s3-endpoint", server.endpoint, "--settle", "0"],
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/{id}/{name}", "--s3-endpoint", server.endpoint, "--settle", "0"]
+                + Self.transportArguments,
             environment: env)
 
         XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
@@ -215,7 +284,7 @@ final class S3Tests: XCTestCase {
         for i in 0..<3 { try spool.drop("w\(i).txt", payload(100 + i, seed: UInt64(30 + i))) }
         let drain = try SpooldProcess(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/p/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--max-attempts", "1", "--max-time", "3"],
+             "--max-attempts", "1", "--max-time", "3"] + Self.transportArguments,
             environment: environment(spool.root, secret: "not-the-secret"))
         addTeardownBlock { drain.signal(SIGKILL) }
         XCTAssertTrue(waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: spool.path + "/outage") }, drain.readErr())
@@ -232,7 +301,7 @@ final class S3Tests: XCTestCase {
 
         let again = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/p/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--keep-done"],
+             "--keep-done"] + Self.transportArguments,
             environment: environment(spool.root))
         XCTAssertEqual(again.exitCode, 0, again.stderr)
         XCTAssertEqual(server.keys("bucket"), ["p/w0.txt", "p/w1.txt", "p/w2.txt"])
@@ -246,7 +315,7 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--max-attempts", "1", "--max-time", "2"],
+             "--s3-part-size", "5M", "--max-attempts", "1", "--max-time", "2"] + Self.transportArguments,
             environment: environment(spool.root, secret: "not-the-secret"))
 
         XCTAssertEqual(result.exitCode, 5, result.stderr)
@@ -262,7 +331,7 @@ final class S3Tests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://no-such-bucket/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--max-attempts", "1", "--max-time", "2"],
+             "--max-attempts", "1", "--max-time", "2"] + Self.transportArguments,
             environment: environment(spool.root))
 
         XCTAssertEqual(result.exitCode, 5, result.stderr)
@@ -277,7 +346,8 @@ final class S3Tests: XCTestCase {
     func testMissingCredentials_isAUsageError() throws {
         let spool = try TestSpool(self)
         let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:9"],
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:9"]
+                + Self.transportArguments,
             environment: environment(spool.root, secret: nil))
         XCTAssertEqual(result.exitCode, 2, result.stderr)
         XCTAssertTrue(result.stderr.contains("no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), result.stderr)
@@ -292,7 +362,8 @@ final class S3Tests: XCTestCase {
     func testS3Options_withoutAnS3URL_orWithPOST_areUsageErrors() throws {
         let spool = try TestSpool(self)
         let region = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:9/", "--s3-region", "eu-west-1"],
+            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:9/", "--s3-region", "eu-west-1"]
+                + Self.transportArguments,
             environment: environment(spool.root))
         XCTAssertEqual(region.exitCode, 2, region.stderr)
         XCTAssertTrue(region.stderr.contains("--s3-region needs an s3:// URL"), region.stderr)

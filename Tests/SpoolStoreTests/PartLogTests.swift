@@ -97,4 +97,24 @@ final class PartLogTests: StoreTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temp.spoolPath + "/parts"), ["\(id).log"])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temp.spoolPath + "/corrupt").count, 1)
     }
+
+    /// A failed fsync is the spool failing (the engine stops: RELIABILITY rule 6), never a
+    /// refusal; an ETag the log cannot hold is a refusal, and nothing was written.
+    func testFailedFsync_throwsTheSystemError_whileAnOverlongETag_isARefusal() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let log = spool.partLogs.log(for: id)
+        try log.begin(upload)
+        let name = "\(id).log"
+        fs.failCall(.sync, errno: EIO) { $0.name == name }
+        XCTAssertThrowsError(try log.record(part: 1, etag: "e")) { error in
+            XCTAssertFalse(error is PartJournalRefusal)
+            XCTAssertEqual((error as? SystemError)?.code, EIO)
+        }
+        let writes = fs.calls(.write).count
+        XCTAssertThrowsError(try log.record(part: 2, etag: String(repeating: "e", count: 1 << 16))) { error in
+            XCTAssertTrue(error is PartJournalRefusal, "\(error)")
+        }
+        XCTAssertEqual(fs.calls(.write).count, writes, "a refused record writes nothing")
+    }
 }

@@ -1,0 +1,15 @@
+import XCTest
+
+/// `S3Tests` with `--transport curl`: every S3 request, the multipart steps included, goes
+/// through libcurl. The usage errors and the credentials file do not involve the transport and
+/// run once, in the parent class.
+final class CurlS3Tests: S3Tests {
+    override class var transportArguments: [String] { ["--transport", "curl"] }
+
+    private func transportIndependent() throws { throw XCTSkip("does not involve the transport: run by S3Tests") }
+
+    override func testPartSize_outOfS3sLimits_isAUsageError() throws { try transportIndependent() }
+    override func testCredentialsFile_profileIsUsed() throws { try transportIndependent() }
+    override func testMissingCredentials_isAUsageError() throws { try transportIndependent() }
+    override func testS3Options_withoutAnS3URL_orWithPOST_areUsageErrors() throws { try transportIndependent() }
+}
