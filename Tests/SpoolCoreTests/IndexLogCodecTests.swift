@@ -473,14 +473,11 @@ final class IndexLogCodecTests: XCTestCase {
 
     // MARK: Performance (printed, not asserted)
 
-    func testDecode100kRecords_correctness_timePrinted() {
-        let records = makeRecords(100_000)
+    func testDecode20kRecords_correctness() {
+        let records = makeRecords(20_000)
         let log = Log(records)
-        let clock = ContinuousClock()
-        var scan = IndexLogScan(records: [], validLength: 0, damage: .none, version: nil)
-        let elapsed = clock.measure { scan = IndexLogCodec.decode(log.bytes) }
+        let scan = IndexLogCodec.decode(log.bytes)
         XCTAssertEqual(scan, IndexLogScan(records: records, validLength: log.bytes.count, damage: .none, version: 1))
-        print("IndexLogCodec: decoded 100k records (\(log.bytes.count) bytes) in \(elapsed)")
     }
 
     /// 10 MB of garbage after the records, full of line starts that look like records: the scan
