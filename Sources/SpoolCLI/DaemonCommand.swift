@@ -144,6 +144,9 @@ struct DaemonCommand {
     var verbose: Bool
     var redirects: RedirectPolicy
     var hooks: HookRunner.Commands
+    /// Environment variables hooks do not inherit: the secrets (`--header-env`'s variables, the
+    /// AWS credentials) and the recycle handoff.
+    var hookWithheldVariables: Set<String>
     var metricsPath: String?
     var sizeLimit: SpoolSizeLimit?
     /// `drain` on a terminal (or `--progress`): the redrawn progress line.
@@ -207,6 +210,7 @@ struct DaemonCommand {
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
             timeoutSeconds: try arguments.seconds("hook-timeout", range: 0.1...86_400) ?? 60)
+        hookWithheldVariables = Set(arguments.values("header-env") + AWSCredentials.environmentVariables + [RecycleHandoff.variable])
         metricsPath = arguments.value("metrics-file")
         if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
         sizeLimit = try DaemonCommand.sizeLimit(arguments, command: command)
@@ -364,7 +368,8 @@ struct DaemonCommand {
         if let s3, handoff == nil { log.info(s3.description) }
         while true {
             let transport = makeTransport(context: context)
-            let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
+            let hookRunner = hooks.isEmpty
+                ? nil : HookRunner(hooks, spoolPath: spool.path, log: log, withholding: hookWithheldVariables)
             let engine = try Engine(
                 spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
                 processTag: UInt64.random(in: 0...UInt64.max), observer: hookRunner,
