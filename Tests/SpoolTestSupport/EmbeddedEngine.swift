@@ -25,14 +25,19 @@ public final class EmbeddedEngine {
     /// What the run did, once the engine finished (`drain`'s exit or a stop).
     public private(set) var summary: RunSummary?
 
-    /// Starts the engine (recovery, watches, scans) and runs its first step.
-    public init(spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock()) throws {
+    /// Starts the engine (recovery, watches, scans) and runs its first step. `residentKiB` is the
+    /// process's memory as the recycle trigger reads it (default: unreadable).
+    public init(
+        spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
+        residentKiB: @escaping () -> Int? = { nil }
+    ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
         transport = ScriptedTransport(clock: clock)
         engine = try Engine(
             spool: spool, transport: transport, clock: clock, configuration: configuration,
-            log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events)
+            log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
+            residentKiB: residentKiB)
         startedAt = clock.now()
         try engine.start()
         nextWake = startedAt
