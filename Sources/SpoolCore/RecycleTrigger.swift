@@ -1,7 +1,7 @@
 /// When a daemon recycles itself (re-executes, see `RecycleHandoff`) to give back memory a
 /// library keeps: once its resident size has grown `growthLimitKiB` above a reference level, or
 /// after `maximumRequests` requests, whichever comes first (gunicorn's `max_requests`, with a
-/// memory trigger as in Apache's and uWSGI's `reload-on-rss`).
+/// memory trigger like uWSGI's `reload-on-rss`).
 ///
 /// The reference is the resident size after the first image's warm-up (`warmUpRequests`
 /// requests, its queue and connections built), handed to every later image, so the bound holds
