@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/signalfd.h>
@@ -11,6 +12,8 @@
 #include "CSpoolShims.h"
 
 int spoold_syncfs(int fd) { return syncfs(fd); }
+
+int spoold_malloc_trim(void) { return malloc_trim(0); }
 
 int spoold_take_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 

@@ -25,7 +25,8 @@ struct DaemonCommand {
                 then are cancelled. A cancelled upload's attempt is handed back uncounted.
                 A full spool file system pauses taking files in (they wait in incoming/; 'spoold status'
                 shows it) while uploads, which free space, go on.
-                A recycle (--recycle-after) does not end the drain: its counts and --max-time go on.
+                A recycle (--recycle-above, --recycle-after) does not end the drain: its counts and
+                --max-time go on.
                 Exit codes:
                   0  every item was uploaded
                   1  some items ended in failed/ during this drain (see 'spoold ls failed')
@@ -43,10 +44,11 @@ struct DaemonCommand {
                 Under systemd (NOTIFY_SOCKET set) it reports READY=1 after start-up recovery, STATUS=
                 with the queue, WATCHDOG=1 every half WATCHDOG_USEC and STOPPING=1 (see
                 contrib/spoold.service).
-                Every --recycle-after requests spoold re-executes itself at a quiet moment: it takes
-                no new work, lets uploads in flight finish (30 s at most, then hands them back),
-                and execs itself with the same pid, arguments and environment, keeping the spool
-                lock; a signal sent meanwhile is kept for the new image.
+                Once its memory has grown --recycle-above MiB past its level after warming up (or
+                after --recycle-after requests), spoold re-executes itself: it takes no new work,
+                lets uploads in flight finish (30 s at most, then hands them back), and execs
+                itself with the same pid, arguments and environment, keeping the spool lock; a
+                signal sent meanwhile is kept for the new image.
                 Exit codes: 0 stopped cleanly, 2 usage error, 3 spool unusable or write not durable,
                 4 another spoold is already working on this spool.
                 """,
@@ -111,9 +113,12 @@ struct DaemonCommand {
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
+                OptionSpec("recycle-above", valueName: "MIB",
+                           help: "Re-execute spoold (same pid, lock held; uploads in flight finish first) once its resident memory has grown MIB MiB above its level after its first \(RecycleTrigger.defaultWarmUpRequests) requests, to give back what URLSession keeps; 0 never. See README 'Long runs: recycling'.",
+                           defaultDescription: "\(DaemonCommand.defaultRecycleAboveMiB)"),
                 OptionSpec("recycle-after", valueName: "N",
-                           help: "Re-execute spoold after N requests (same pid, lock held; uploads in flight finish first) to give back memory URLSession keeps; 0 never.",
-                           defaultDescription: "50000"),
+                           help: "Re-execute spoold after N requests at the latest, whatever its memory; 0 never.",
+                           defaultDescription: "\(DaemonCommand.defaultRecycleAfterRequests)"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
                            help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
@@ -131,6 +136,10 @@ struct DaemonCommand {
             positionals: [])
     }
 
+    /// Chosen by measurement (README "Long runs: recycling").
+    static let defaultRecycleAboveMiB = 6
+    static let defaultRecycleAfterRequests = 200_000
+
     static let maximumTime = OptionSpec(
         "max-time", valueName: "SECONDS",
         help: "Stop taking work after this long, even if items remain (exit code 5); e.g. for a drain from cron.",
@@ -144,6 +153,9 @@ struct DaemonCommand {
     var verbose: Bool
     var redirects: RedirectPolicy
     var hooks: HookRunner.Commands
+    /// Environment variables hooks do not inherit: the secrets (`--header-env`'s variables, the
+    /// AWS credentials) and the recycle handoff.
+    var hookWithheldVariables: Set<String>
     var metricsPath: String?
     var sizeLimit: SpoolSizeLimit?
     /// `drain` on a terminal (or `--progress`): the redrawn progress line.
@@ -197,7 +209,9 @@ struct DaemonCommand {
             maximumRunSeconds: drain ? try arguments.seconds("max-time", range: 0.1...31_536_000) : nil,
             outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
             contentDigest: try DaemonCommand.contentDigest(arguments, command: command),
-            recycleAfterRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? 50_000)
+            recycle: RecycleTrigger(
+                maximumRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? DaemonCommand.defaultRecycleAfterRequests,
+                growthLimitKiB: (try arguments.int("recycle-above", range: 0...1_000_000) ?? DaemonCommand.defaultRecycleAboveMiB) * 1024))
         configuration.multipartThreshold = s3?.partSize
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
@@ -208,6 +222,7 @@ struct DaemonCommand {
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
             timeoutSeconds: try arguments.seconds("hook-timeout", range: 0.1...86_400) ?? 60)
+        hookWithheldVariables = Set(arguments.values("header-env") + AWSCredentials.environmentVariables + [RecycleHandoff.variable])
         metricsPath = arguments.value("metrics-file")
         if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
         sizeLimit = try DaemonCommand.sizeLimit(arguments, command: command)
@@ -342,7 +357,15 @@ struct DaemonCommand {
         if let s3, handoff == nil { log.info(s3.description) }
         while true {
             let transport = makeTransport(context: context)
-            let hookRunner = hooks.isEmpty ? nil : HookRunner(hooks, spoolPath: spool.path, log: log)
+            let hookRunner = hooks.isEmpty
+                ? nil : HookRunner(hooks, spoolPath: spool.path, log: log, withholding: hookWithheldVariables)
+            var configuration = configuration
+            // The reference memory of the first image holds for the whole run.
+            if let reference = handoff?.referenceKiB {
+                configuration.recycle = RecycleTrigger(
+                    maximumRequests: configuration.recycle.maximumRequests,
+                    growthLimitKiB: configuration.recycle.growthLimitKiB, referenceKiB: reference)
+            }
             let engine = try Engine(
                 spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
                 processTag: UInt64.random(in: 0...UInt64.max), events: try SystemEventSource(stopSignals: signals))
@@ -371,8 +394,8 @@ struct DaemonCommand {
             if summary.stop == .recycle {
                 let next = RecycleHandoff(
                     lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
-                    startedAt: startedAt, summary: summary)
-                recycle(next, requests: engine.requestsStarted, keep: inherited, log: log)
+                    startedAt: startedAt, summary: summary, referenceKiB: engine.recycleReferenceKiB)
+                recycle(next, requests: engine.requestsStarted, reason: engine.recycleReason, keep: inherited, log: log)
                 // Only if execve failed: carry on in this process.
                 handoff = next
                 continue
@@ -427,9 +450,17 @@ struct DaemonCommand {
     /// back what URLSession keeps; the spool lock's descriptor is kept open, so the lock never
     /// lapses, and SIGTERM/SIGINT stay blocked, so one sent meanwhile waits for the new image.
     /// Returns only if execve failed.
-    func recycle(_ handoff: RecycleHandoff, requests: Int, keep inherited: Set<Int32>, log: EventLog) {
-        let rss = ProcessImage.residentKilobytes().map { "\($0 / 1024).\($0 % 1024 * 10 / 1024) MiB" } ?? "unknown"
-        log.info("recycling after \(requests) requests (RSS \(rss)): re-executing spoold, recycle \(handoff.generation)")
+    func recycle(
+        _ handoff: RecycleHandoff, requests: Int, reason: RecycleTrigger.Reason?, keep inherited: Set<Int32>, log: EventLog
+    ) {
+        func mebibytes(_ kib: Int) -> String { "\(kib / 1024).\(kib % 1024 * 10 / 1024) MiB" }
+        let rss = ProcessImage.residentKilobytes().map(mebibytes) ?? "unknown"
+        let why = switch reason {
+        case .memory(_, let reference)?: ", \(mebibytes(reference)) after warm-up, --recycle-above"
+        case .requests?: ", --recycle-after"
+        case nil: ""
+        }
+        log.info("recycling after \(requests) requests (RSS \(rss)\(why)): re-executing spoold, recycle \(handoff.generation)")
         let prefix = RecycleHandoff.variable + "="
         let environment = ProcessImage.environment().filter { !$0.hasPrefix(prefix) } + [prefix + handoff.encoded]
         let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(inherited.union([handoff.lockDescriptor])))
@@ -461,10 +492,10 @@ struct DaemonCommand {
 }
 
 extension RecycleHandoff {
-    fileprivate init(lockDescriptor: Int32, generation: Int, startedAt: Timestamp, summary: RunSummary) {
+    fileprivate init(lockDescriptor: Int32, generation: Int, startedAt: Timestamp, summary: RunSummary, referenceKiB: Int?) {
         self.init(
             lockDescriptor: lockDescriptor, generation: generation, startedAt: startedAt, ingested: summary.ingested,
-            uploaded: summary.uploaded, failed: summary.failed, retried: summary.retried)
+            uploaded: summary.uploaded, failed: summary.failed, retried: summary.retried, referenceKiB: referenceKiB)
     }
 
     /// The counts of the run so far, for the next image's engine.

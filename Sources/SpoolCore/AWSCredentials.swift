@@ -14,6 +14,10 @@ public struct AWSCredentials: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { "AWSCredentials(\(accessKeyID), secret hidden)" }
 
+    /// The environment variables credentials are read from; withheld from hooks, so a secret
+    /// never leaves spoold's memory.
+    public static let environmentVariables = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+
     /// The keys of `[profile]` in a shared credentials file (`~/.aws/credentials`, INI style:
     /// `[name]` sections, `key = value` lines, `#`/`;` comments). Nil when the profile is absent.
     /// Values are not checked here: a profile without both keys is reported by the caller.

@@ -1,8 +1,8 @@
-/// What a daemon passes to the fresh image of itself when it recycles (`execve` of itself after
-/// `--recycle-after` requests), in one environment variable: the descriptor of the spool lock it
-/// still holds, how many times it has recycled, when the run started (`drain --max-time` counts
-/// from there) and the run's counts so far (the drain's exit code and last line cover the whole
-/// run).
+/// What a daemon passes to the fresh image of itself when it recycles (`execve` of itself, see
+/// `RecycleTrigger`), in one environment variable: the descriptor of the spool lock it still
+/// holds, how many times it has recycled, when the run started (`drain --max-time` counts from
+/// there), the run's counts so far (the drain's exit code and last line cover the whole run) and
+/// the trigger's reference memory (the bound holds for the whole run).
 ///
 /// Text, `key=value` pairs separated by `;`. Never trusted beyond itself: the lock descriptor is
 /// checked to be the spool's lock file before it is used, and an unreadable value is ignored.
@@ -16,21 +16,25 @@ public struct RecycleHandoff: Equatable, Sendable {
     public var uploaded: Int
     public var failed: Int
     public var retried: Int
+    /// The recycle trigger's reference memory (KiB), once the first image noted it.
+    public var referenceKiB: Int?
 
     public init(
         lockDescriptor: Int32, generation: Int, startedAt: Timestamp, ingested: Int = 0, uploaded: Int = 0,
-        failed: Int = 0, retried: Int = 0
+        failed: Int = 0, retried: Int = 0, referenceKiB: Int? = nil
     ) {
         (self.lockDescriptor, self.generation, self.startedAt) = (lockDescriptor, generation, startedAt)
         (self.ingested, self.uploaded, self.failed, self.retried) = (ingested, uploaded, failed, retried)
+        self.referenceKiB = referenceKiB
     }
 
     public var encoded: String {
         "lock=\(lockDescriptor);generation=\(generation);started=\(startedAt.millisecondsSinceEpoch);"
             + "ingested=\(ingested);uploaded=\(uploaded);failed=\(failed);retried=\(retried)"
+            + (referenceKiB.map { ";reference=\($0)" } ?? "")
     }
 
-    /// nil unless every field is present and a non-negative number.
+    /// nil unless every field but `reference` (optional) is present and a non-negative number.
     public init?(parsing text: String) {
         var fields: [Substring: Int64] = [:]
         for pair in text.split(separator: ";") {
@@ -44,6 +48,7 @@ public struct RecycleHandoff: Equatable, Sendable {
         else { return nil }
         self.init(
             lockDescriptor: Int32(lock), generation: Int(generation), startedAt: Timestamp(millisecondsSinceEpoch: started),
-            ingested: Int(ingested), uploaded: Int(uploaded), failed: Int(failed), retried: Int(retried))
+            ingested: Int(ingested), uploaded: Int(uploaded), failed: Int(failed), retried: Int(retried),
+            referenceKiB: fields["reference"].map { Int($0) })
     }
 }

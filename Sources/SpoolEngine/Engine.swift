@@ -56,8 +56,14 @@ public final class Engine {
     /// Uploads in flight were cancelled on purpose: their cancelled outcomes
     /// (`UploadOutcome.wasCancelled`) hand the attempts back instead of counting them.
     var cancelling = false
-    /// Requests started by this engine, for `configuration.recycleAfterRequests`.
+    /// Requests started by this engine, for `recycleTrigger`.
     public internal(set) var requestsStarted = 0
+    /// When to recycle (`configuration.recycle`, with the reference memory noted so far).
+    var recycleTrigger: RecycleTrigger
+    /// Why the loop wound down with `Stop.recycle`, once it did.
+    public internal(set) var recycleReason: RecycleTrigger.Reason?
+    /// This process's resident size in KiB after a heap trim (`ProcessImage`; injected in tests).
+    let readResidentKiB: () -> Int?
     /// When the run began: `drain --max-time` counts from here (across recycles, too).
     var runStartedAt: Timestamp?
 
@@ -105,8 +111,11 @@ public final class Engine {
     public init(
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
         log: EventLog, processTag: UInt64,
-        events: (any EngineEventSource)? = nil
+        events: (any EngineEventSource)? = nil,
+        residentKiB: @escaping () -> Int? = ProcessImage.trimmedResidentKilobytes
     ) throws {
+        self.recycleTrigger = configuration.recycle
+        self.readResidentKiB = residentKiB
         self.spool = spool
         self.transport = transport
         self.clock = clock
@@ -161,6 +170,9 @@ public final class Engine {
         try scanIncoming(now: clock.now())
         // Items added (by `enqueue`) after recovery listed pending/ and before the watch was set.
         try scanPending(now: clock.now())
+        // What recovery and the scans of a large queue allocated for a moment goes back to the
+        // kernel; glibc would keep it in the heap for the life of this image.
+        ProcessImage.releaseFreeMemory()
         observers.engineStarted(self, now: clock.now())
     }
 
@@ -236,13 +248,19 @@ public final class Engine {
         }
     }
 
-    /// A recycle is due once `recycleAfterRequests` requests were started: take no new work, give
-    /// uploads in flight `recycleGraceSeconds`, then return `Stop.recycle`.
+    /// The resident size the recycle trigger measures growth from (KiB), once noted: handed to
+    /// the next image, so the bound holds across recycles.
+    public var recycleReferenceKiB: Int? { recycleTrigger.referenceKiB }
+
+    /// A recycle is due once the trigger says so (memory grown past `--recycle-above`, or
+    /// `--recycle-after` requests): take no new work, give uploads in flight
+    /// `recycleGraceSeconds`, then return `Stop.recycle`.
     func noteRecycleDue(now: Timestamp) {
-        guard summary.stop == nil, configuration.recycleAfterRequests > 0,
-              requestsStarted >= configuration.recycleAfterRequests
+        guard summary.stop == nil, recycleTrigger.isEnabled,
+              let reason = recycleTrigger.check(requests: requestsStarted, readResidentKiB: readResidentKiB)
         else { return }
         summary.stop = .recycle
+        recycleReason = reason
         cancelAt = now.adding(seconds: configuration.recycleGraceSeconds)
         if !uploads.isEmpty {
             log.debug("recycle due after \(requestsStarted) requests: waiting for \(uploads.count) upload(s) in flight")

@@ -34,9 +34,9 @@ public struct EngineConfiguration: Sendable {
     public var outcomeRules: OutcomeRules
     /// `--content-digest sha-256`: an RFC 9530 `Content-Digest` header over the body sent.
     public var contentDigest: ContentDigest?
-    /// `--recycle-after`: after this many requests the loop winds down with `Stop.recycle`, so
-    /// the daemon can re-execute itself and give back what URLSession keeps; 0 never.
-    public var recycleAfterRequests: Int
+    /// `--recycle-above`, `--recycle-after`: when the loop winds down with `Stop.recycle`, so the
+    /// daemon can re-execute itself and give back what URLSession keeps.
+    public var recycle: RecycleTrigger
     /// How long uploads in flight may go on once a recycle is due before they are cancelled and
     /// their attempts handed back.
     public var recycleGraceSeconds: Double
@@ -55,7 +55,7 @@ public struct EngineConfiguration: Sendable {
         rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60, formField: String? = nil,
         allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:],
         maximumRunSeconds: Double? = nil, outcomeRules: OutcomeRules = OutcomeRules(), contentDigest: ContentDigest? = nil,
-        recycleAfterRequests: Int = 0, recycleGraceSeconds: Double = 30
+        recycle: RecycleTrigger = RecycleTrigger(maximumRequests: 0, growthLimitKiB: 0), recycleGraceSeconds: Double = 30
     ) {
         (self.url, self.method, self.concurrency, self.policy) = (url, method, concurrency, policy)
         (self.keepDone, self.settleSeconds, self.exitWhenIdle, self.headers) = (keepDone, settleSeconds, exitWhenIdle, headers)
@@ -63,6 +63,6 @@ public struct EngineConfiguration: Sendable {
         (self.formField, self.allowedURLs, self.credentialHeaders) = (formField, allowedURLs, credentialHeaders)
         self.maximumRunSeconds = maximumRunSeconds
         (self.outcomeRules, self.contentDigest) = (outcomeRules, contentDigest)
-        (self.recycleAfterRequests, self.recycleGraceSeconds) = (recycleAfterRequests, recycleGraceSeconds)
+        (self.recycle, self.recycleGraceSeconds) = (recycle, recycleGraceSeconds)
     }
 }

@@ -42,7 +42,7 @@ public final class HookRunner: EngineObserver, Sendable {
     private let commands: Commands
     private let spoolPath: String
     private let log: EventLog
-    /// The daemon's environment without our own `SPOOLD_*` item variables.
+    /// The daemon's environment without our own `SPOOLD_*` item variables and the withheld ones.
     private let baseEnvironment: [String]
     private let state = Mutex(State())
     /// Running workers; each is a thread of its own, not a Dispatch block: a hook blocks its
@@ -53,7 +53,9 @@ public final class HookRunner: EngineObserver, Sendable {
 
     static let itemVariables = ["SPOOLD_ID", "SPOOLD_NAME", "SPOOLD_STATUS", "SPOOLD_SIZE", "SPOOLD_SPOOL", "SPOOLD_REASON"]
 
-    public init(_ commands: Commands, spoolPath: String, log: EventLog) {
+    /// - Parameter withheld: variables a hook must not see (secrets: `--header-env`'s variables,
+    ///   the AWS credentials), dropped from the environment hooks inherit.
+    public init(_ commands: Commands, spoolPath: String, log: EventLog, withholding withheld: Set<String> = []) {
         self.commands = commands
         self.spoolPath = spoolPath
         self.log = log
@@ -62,7 +64,7 @@ public final class HookRunner: EngineObserver, Sendable {
         while let pointer = entry.pointee {
             let text = String(cString: pointer)
             let name = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
-            if !HookRunner.itemVariables.contains(name) { inherited.append(text) }
+            if !HookRunner.itemVariables.contains(name), !withheld.contains(name) { inherited.append(text) }
             entry += 1
         }
         baseEnvironment = inherited

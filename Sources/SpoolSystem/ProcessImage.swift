@@ -1,3 +1,4 @@
+import CSpoolShims
 import Glibc
 
 /// The calls that replace the running program with a fresh copy of itself: `execve(2)` of
@@ -6,18 +7,31 @@ import Glibc
 /// The daemon recycles itself this way to give back memory a library keeps (see `spoold run
 /// --recycle-after`): same pid, same arguments, a new heap.
 public enum ProcessImage {
-    /// VmRSS of this process in KiB, from /proc/self/status; nil if it cannot be read.
+    /// The resident size of this process in KiB (VmRSS), from the second field of
+    /// `/proc/self/statm` (pages); nil if it cannot be read.
     public static func residentKilobytes() -> Int? {
-        guard let file = fopen("/proc/self/status", "r") else { return nil }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("VmRSS:") {
-                return Int(text.dropFirst(6).split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "")
-            }
-        }
-        return nil
+        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        let fields = buffer.prefix(count).split(separator: UInt8(ascii: " "))
+        guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+        return pages * (sysconf(Int32(_SC_PAGESIZE)) / 1024)
+    }
+
+    /// Hands the heap's free pages back to the kernel (`malloc_trim(0)`). glibc keeps freed
+    /// memory inside its heaps (a burst such as start-up recovery of a large queue leaves
+    /// megabytes there); a trim returns it, so the resident size shows what is really held.
+    public static func releaseFreeMemory() {
+        _ = spoold_malloc_trim()
+    }
+
+    /// The resident size in KiB right after `releaseFreeMemory()`: what the process holds.
+    public static func trimmedResidentKilobytes() -> Int? {
+        releaseFreeMemory()
+        return residentKilobytes()
     }
 
     /// Sets or clears FD_CLOEXEC on one descriptor (`fcntl(2)`).

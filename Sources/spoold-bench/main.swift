@@ -15,10 +15,11 @@
 //       in the nginx access log. Prints `seconds=` from the first rename to the end of the Nth
 //       request ($msec), and how long the renames took.
 //   spoold-bench feed --dir INCOMING --log FILE --offset BYTES --count N --pid PID
-//                     [--size B] [--backlog K] [--sample-at M]
+//                     [--size B] [--backlog K] [--sample-at M] [--checkpoints C,C...] [--trace FILE]
 //       A long run: writes N files of B bytes into INCOMING the Maildir way (dot-name, then
 //       rename), never more than K ahead of the requests logged, and samples the VmRSS of PID
-//       every 0.5 s. Prints RSS at M uploads, at the end, and the range seen after M.
+//       every 0.5 s. Prints RSS at M uploads, at each checkpoint (`rss_at_C_kib=`), at the end,
+//       and the range seen after M; --trace writes every sample (`uploads rss_kib`) to FILE.
 //   spoold-bench codec [--records N]
 //       Times the pure per-item work spoold does: index record encode/decode, item file-name
 //       parsing, and the Foundation JSON coding of an item's metadata.
@@ -309,6 +310,10 @@ func feed(_ arguments: Arguments) {
     let size = arguments.int("--size", 512)
     let backlog = arguments.int("--backlog", 5000)
     let sampleAt = arguments.int("--sample-at", 30_000)
+    let checkpoints = (arguments.options["--checkpoints"] ?? "").split(separator: ",").compactMap { Int($0) }.sorted()
+    var rssAtCheckpoint: [Int: Int] = [:]
+    let trace = arguments.options["--trace"].flatMap { fopen($0, "w") }
+    defer { if let trace { fclose(trace) } }
     let follower = AccessLogFollower(path: log, offset: UInt64(arguments.int("--offset", 0)))
     let body = [UInt8](repeating: 0x61, count: size)
     var written = 0
@@ -321,9 +326,19 @@ func feed(_ arguments: Arguments) {
         nextSample = monotonicSeconds() + 0.5
         follower.poll()
         guard let rss = residentKiB(of: pid) else { fail("daemon \(pid) is gone after \(follower.lines) uploads") }
-        if rssAtSample == nil, follower.lines >= sampleAt { rssAtSample = rss }
+        if rssAtSample == nil, follower.lines >= sampleAt, rss >= 8192 { rssAtSample = rss }
+        for checkpoint in checkpoints where rssAtCheckpoint[checkpoint] == nil && follower.lines >= checkpoint && rss >= 8192 {
+            rssAtCheckpoint[checkpoint] = rss
+        }
+        if let trace {
+            fputs("\(follower.lines) \(rss)\n", trace)
+            fflush(trace)
+        }
         // A sample taken during a recycle's execve sees the new image before it has loaded.
-        if rssAtSample != nil, rss >= 8192 { rangeAfter = (min(rangeAfter?.low ?? rss, rss), max(rangeAfter?.high ?? rss, rss)) }
+        // (Such a sample is below 3/4 of the first image's level at M: left out of the range.)
+        if let rssAtSample, rss >= rssAtSample * 3 / 4 {
+            rangeAfter = (min(rangeAfter?.low ?? rss, rss), max(rangeAfter?.high ?? rss, rss))
+        }
     }
     while follower.lines < count {
         while written < count, written - follower.lines < backlog {
@@ -346,7 +361,8 @@ func feed(_ arguments: Arguments) {
     print(String(
         format: "uploads=%d seconds=%.1f items_per_s=%.0f rss_at_sample_kib=%d rss_end_kib=%d rss_low_after_kib=%d rss_high_after_kib=%d",
         follower.lines, seconds, Double(follower.lines) / seconds, rssAtSample ?? 0, end, rangeAfter?.low ?? 0,
-        rangeAfter?.high ?? 0))
+        rangeAfter?.high ?? 0)
+        + checkpoints.map { " rss_at_\($0)_kib=\(rssAtCheckpoint[$0] ?? 0)" }.joined())
 }
 
 // MARK: codec

@@ -14,6 +14,7 @@ final class CurlEndpointRulesTests: EndpointRulesTests {
         try transportIndependent()
     }
     override func testHooks_networkFailureHasAnEmptyStatus() throws { try transportIndependent() }
+    override func testHooks_doNotInheritSecrets_butKeepTheRestOfTheEnvironment() throws { try transportIndependent() }
     override func testHooks_aHangingHookIsKilledAfterItsTimeout_andUploadsNeverWaitForHooks() throws { try transportIndependent() }
     override func testHooks_emptyCommandOrBadTimeout_isAUsageError() throws { try transportIndependent() }
     override func testHooks_anUploadInterruptedOnceTooOften_runsOnFailureWhenRecoveryParksIt() throws {

@@ -240,6 +240,34 @@ class EndpointRulesTests: XCTestCase {
         XCTAssertFalse(spool.files(in: "failed").contains { $0.hasPrefix(ok[0][0]) })
     }
 
+    func testHooks_doNotInheritSecrets_butKeepTheRestOfTheEnvironment() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        let dir = spool.root + "/hooks"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try spool.drop("a.txt", [1, 2, 3])
+        let secrets = [
+            "SPOOLD_TEST_AUTH": "Authorization: Bearer header-env-secret", "AWS_ACCESS_KEY_ID": "aws-key-id-secret",
+            "AWS_SECRET_ACCESS_KEY": "aws-secret-key-secret", "AWS_SESSION_TOKEN": "aws-session-token-secret",
+        ]
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
+             "--header-env", "SPOOLD_TEST_AUTH", "--on-success", #"env > "\#(dir)/env-$SPOOLD_ID""#],
+            environment: secrets.merging(["SPOOLD_TEST_PLAIN": "plain-value"]) { $1 })
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.first?.header("Authorization"), "Bearer header-env-secret", "the secret was used")
+        let name = try XCTUnwrap(FileManager.default.contentsOfDirectory(atPath: dir).first, "the hook ran")
+        let environment = try String(contentsOfFile: dir + "/" + name, encoding: .utf8)
+        for (variable, value) in secrets {
+            XCTAssertFalse(environment.contains(variable + "="), "\(variable) is withheld from hooks")
+            XCTAssertFalse(environment.contains(value.split(separator: " ").last!), "the value of \(variable) reaches no hook")
+        }
+        XCTAssertTrue(environment.contains("SPOOLD_TEST_PLAIN=plain-value\n"), "other variables are inherited: \(environment)")
+        XCTAssertTrue(environment.contains("SPOOLD_NAME=a.txt\n"), environment)
+    }
+
     func testHooks_networkFailureHasAnEmptyStatus() throws {
         let receiver = try startReceiver(.always(.faulted(.closeMidBody)))
         let spool = try TestSpool(self)

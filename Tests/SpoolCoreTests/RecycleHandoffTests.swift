@@ -7,6 +7,10 @@ final class RecycleHandoffTests: XCTestCase {
             lockDescriptor: 7, generation: 3, startedAt: Timestamp(millisecondsSinceEpoch: 1_790_000_000_123),
             ingested: 40, uploaded: 39, failed: 1, retried: 2)
         XCTAssertEqual(RecycleHandoff(parsing: handoff.encoded), handoff)
+        var withReference = handoff
+        withReference.referenceKiB = 40_960
+        XCTAssertEqual(RecycleHandoff(parsing: withReference.encoded), withReference)
+        XCTAssertNil(RecycleHandoff(parsing: handoff.encoded)?.referenceKiB, "no reference noted yet")
     }
 
     func testParsing_refusesAnythingIncompleteOrOdd() {

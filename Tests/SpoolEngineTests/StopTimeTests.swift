@@ -81,7 +81,7 @@ final class StopTimeTests: EngineTestCase {
         try drop("a.txt")
         try drop("b.txt")
         var configuration = configuration(concurrency: 1)
-        configuration.recycleAfterRequests = 1
+        configuration.recycle = RecycleTrigger(maximumRequests: 1, growthLimitKiB: 0)
         configuration.recycleGraceSeconds = 30
         let embedded = try start(configuration)
         XCTAssertEqual(embedded.transport.inFlight, 1)
@@ -92,5 +92,42 @@ final class StopTimeTests: EngineTestCase {
         try embedded.advanceTime(to: 30)
         try assertCancelledAndHandedBack(embedded, at: 30, stop: .recycle)
         XCTAssertEqual(embedded.transport.started.count, 1, "no new request once the recycle is due")
+    }
+
+    func testRecycle_onMemoryGrowth_afterWarmUp_letsTheUploadInFlightFinish_andKeepsTheReference() throws {
+        for n in 0..<6 { try drop("item-\(n).txt") }
+        var configuration = configuration(concurrency: 1)
+        configuration.recycle = RecycleTrigger(
+            maximumRequests: 0, growthLimitKiB: 1024, warmUpRequests: 2, checkEveryRequests: 1)
+        var resident = 40_000
+        let embedded = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock, residentKiB: { resident })
+
+        XCTAssertEqual(embedded.transport.started.count, 1)
+        XCTAssertNil(embedded.engine.recycleReferenceKiB, "warming up: memory is not read")
+        try embedded.transport.answerNext(.status(201))
+        try embedded.advanceTime(by: 0.1)
+        XCTAssertEqual(embedded.engine.recycleReferenceKiB, 40_000, "noted once the warm-up's 2 requests started")
+
+        resident = 41_024  // at the limit: goes on
+        try embedded.transport.answerNext(.status(201))
+        try embedded.advanceTime(by: 0.1)
+        XCTAssertEqual(embedded.transport.started.count, 3)
+        XCTAssertNil(embedded.engine.recycleReason)
+        resident = 41_025  // past it: the check after the 4th request makes the recycle due
+        try embedded.transport.answerNext(.status(201))
+        try embedded.advanceTime(by: 0.1)
+        XCTAssertEqual(embedded.engine.recycleReason, .memory(residentKiB: 41_025, referenceKiB: 40_000))
+        XCTAssertNil(embedded.summary, "the upload in flight gets the recycle's grace")
+        try embedded.advanceTime(by: 10)
+        XCTAssertEqual(embedded.transport.started.count, 4, "no new request once the recycle is due")
+        try embedded.transport.answerNext(.status(201))
+        try embedded.advanceTime(by: 0.1)
+
+        let summary = try XCTUnwrap(embedded.summary, "ended once the upload in flight did")
+        XCTAssertEqual(summary.stop, .recycle)
+        XCTAssertEqual(summary.uploaded, 4)
+        XCTAssertEqual(attempts(in: .pending), [0, 0], "the rest waits for the next image")
+        XCTAssertEqual(embedded.transport.cancelTimes, [])
     }
 }

@@ -26,16 +26,18 @@ public final class EmbeddedEngine {
     public private(set) var summary: RunSummary?
 
     /// Starts the engine (recovery, watches, scans) with `observers` added, and runs its first step.
+    /// `residentKiB` is the process's memory as the recycle trigger reads it (default: unreadable).
     public init(
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
-        observers: [any EngineObserver] = []
+        observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
         transport = ScriptedTransport(clock: clock)
         engine = try Engine(
             spool: spool, transport: transport, clock: clock, configuration: configuration,
-            log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events)
+            log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
+            residentKiB: residentKiB)
         for observer in observers { engine.observers.add(observer) }
         startedAt = clock.now()
         try engine.start()

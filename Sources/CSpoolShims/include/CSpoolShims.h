@@ -7,6 +7,10 @@
 /// it only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int spoold_syncfs(int fd);
 
+/// malloc_trim(0): returns the free pages of every malloc arena to the kernel. Declared in
+/// <malloc.h>, which Swift's Glibc module does not include. Returns 1 if memory was released.
+int spoold_malloc_trim(void);
+
 /// fcntl(fd, F_SETLEASE, F_RDLCK): fails with EAGAIN while any process holds the file open for
 /// writing; EACCES when we are neither its owner nor hold CAP_LEASE. F_SETLEASE is _GNU_SOURCE only.
 int spoold_take_read_lease(int fd);
