@@ -112,15 +112,6 @@ final class FleetTests: XCTestCase {
         }
         return dropped.map { "incoming/" + $0 } + ["pending", "inflight"].flatMap { f in host.spool.files(in: f).map { "\(f)/\($0)" } }
     }
-
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(100_000)
-        }
-        return condition()
-    }
 }
 
 /// Strings appended from several threads.

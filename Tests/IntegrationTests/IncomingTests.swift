@@ -104,16 +104,6 @@ final class IncomingTests: XCTestCase {
         var times = [timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0), timespec(tv_sec: time(nil) - secondsAgo, tv_nsec: 0)]
         return utimensat(AT_FDCWD, path, &times, 0)
     }
-
-    /// Checks `condition` every 20 ms until it holds or `timeout` passes (for what only the log shows).
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
 }
 
 /// Subfolders of incoming/: walked, watched, named by their path.

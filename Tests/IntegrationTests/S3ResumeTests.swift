@@ -145,13 +145,4 @@ class S3ResumeTests: XCTestCase {
         else { return 0 }
         return text.components(separatedBy: " part ").count - 1
     }
-
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
 }

@@ -374,13 +374,4 @@ class S3Tests: XCTestCase {
         XCTAssertEqual(bucket.exitCode, 2, bucket.stderr)
         XCTAssertTrue(bucket.stderr.contains("is not an S3 bucket name"), bucket.stderr)
     }
-
-    private func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
 }

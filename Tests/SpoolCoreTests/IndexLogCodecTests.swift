@@ -480,24 +480,21 @@ final class IndexLogCodecTests: XCTestCase {
         XCTAssertEqual(scan, IndexLogScan(records: records, validLength: log.bytes.count, damage: .none, version: 1))
     }
 
-    /// 10 MB of garbage after the records, full of line starts that look like records: the scan
+    /// 2 MiB of garbage after the records, full of line starts that look like records: the scan
     /// for a later valid frame must stay linear.
-    func testDecode_tenMegabyteHostileTail_timePrinted() {
+    func testDecode_twoMebibyteHostileTail_isATornTail() {
         let log = Log(makeRecords(10))
         // Every line announces a 4096-byte payload but is 31 bytes long.
         let line = bytes("R 4096 deadbeef 0123456789abcd\n")
         var tail: [UInt8] = []
-        tail.reserveCapacity(10 << 20)
-        while tail.count < 10 << 20 { tail += line }
+        tail.reserveCapacity(2 << 20)
+        while tail.count < 2 << 20 { tail += line }
         // And lines whose length matches but whose checksum does not: the checksum is computed for each.
         var matching = bytes("R 40 00000000 ") + [UInt8](repeating: UInt8(ascii: "z"), count: 40) + [10]
-        for _ in 0..<50_000 { tail += matching }
+        for _ in 0..<10_000 { tail += matching }
         matching.removeLast()
         tail += matching  // torn end
-        let clock = ContinuousClock()
-        var scan = IndexLogScan(records: [], validLength: 0, damage: .none, version: nil)
-        let elapsed = clock.measure { scan = IndexLogCodec.decode(log.bytes + tail) }
+        let scan = IndexLogCodec.decode(log.bytes + tail)
         XCTAssertEqual(scan, IndexLogScan(records: log.records, validLength: log.bytes.count, damage: .tornTail(offset: log.bytes.count, length: tail.count), version: 1))
-        print("IndexLogCodec: \(tail.count)-byte hostile tail classified in \(elapsed)")
     }
 }
