@@ -201,47 +201,40 @@ final class ConnectionFaultTests: XCTestCase {
     static let peakBoundKiB = 192 * 1024
 
     func testOneGiBAnswer_memoryStaysFlat_itemUploaded_excerptKept() throws {
-        let receiver = try startReceiver(.always(ScriptedResponse(status: 201, fault: .largeAnswer(bytes: 1 << 30))))
-        let spool = try TestSpool(self)
-        try spool.drop("small.txt", payload(1000, seed: 1))
-        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--keep-done"])
-        addTeardownBlock { daemon.signal(SIGKILL) }
+        let (peak, attempt) = try runUntilAnswered(ScriptedResponse(status: 201, fault: .largeAnswer(bytes: 1 << 30)), waitSeconds: 60)
 
-        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 60), daemon.readErr())
-        let peak = peakResidentKiB(of: daemon)
-        daemon.signal(SIGTERM)
-        let result = try daemon.wait(timeout: 30)
-
-        XCTAssertNil(result.signal, result.stderr)
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
         XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB while a 1 GiB answer came in")
-        let json = try spool.json("done/" + XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") }))
-        let attempt = try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first)
         XCTAssertEqual(attempt["httpStatus"] as? Int, 201)
         XCTAssertEqual((attempt["responseExcerpt"] as? String)?.count, 512, "the first 512 bytes are kept")
     }
 
     func testEndlessFastAnswer_isCutAfterOneMiB_itsStatusCounts_memoryStaysFlat() throws {
-        let receiver = try startReceiver(.always(ScriptedResponse(status: 200, fault: .endlessAnswer)))
+        // The receiver finishes the request when spoold closes the connection.
+        let (peak, attempt) = try runUntilAnswered(ScriptedResponse(status: 200, fault: .endlessAnswer), waitSeconds: 30)
+
+        XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB during an endless answer")
+        XCTAssertEqual(attempt["httpStatus"] as? Int, 200)
+        XCTAssertEqual(attempt["outcome"] as? String, "success")
+    }
+
+    /// Runs the daemon on one item against `answer` until the receiver has its request, then stops
+    /// it (it must exit 0, not die); returns the daemon's peak RSS and the item's recorded attempt.
+    private func runUntilAnswered(_ answer: ScriptedResponse, waitSeconds: Double) throws -> (peakKiB: Int, attempt: [String: Any]) {
+        let receiver = try startReceiver(.always(answer))
         let spool = try TestSpool(self)
-        try spool.drop("endless.txt", payload(1000, seed: 2))
-        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
-                                        "--keep-done"])
+        try spool.drop("item.txt", payload(1000, seed: 1))
+        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--keep-done"])
         addTeardownBlock { daemon.signal(SIGKILL) }
 
-        // The receiver finishes the request when spoold closes the connection.
-        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 30), daemon.readErr())
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: waitSeconds), daemon.readErr())
         let peak = peakResidentKiB(of: daemon)
         daemon.signal(SIGTERM)
         let result = try daemon.wait(timeout: 30)
 
         XCTAssertNil(result.signal, result.stderr)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB during an endless answer")
         let json = try spool.json("done/" + XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") }))
-        let attempt = try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first)
-        XCTAssertEqual(attempt["httpStatus"] as? Int, 200)
-        XCTAssertEqual(attempt["outcome"] as? String, "success")
+        return (peak, try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first))
     }
 
     func testTricklingAnswer_endsAtTheDeadline() throws {
