@@ -186,6 +186,11 @@ struct DaemonCommand {
                 throw ArgumentError("--\(option) needs an s3:// URL", command: command)
             }
             if arguments.flag("s3-path-style") { throw ArgumentError("--s3-path-style needs an s3:// URL", command: command) }
+            do {
+                try URLTemplate.validate(url)
+            } catch {
+                throw ArgumentError("--url: \(error)", command: command)
+            }
         }
         let method = (arguments.value("method") ?? "PUT").uppercased()
         guard method == "PUT" || method == "POST" else {
