@@ -55,7 +55,7 @@ struct DaemonCommand {
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256); with an s3:// URL also the parts of one multipart upload in flight at once (at most 16).", defaultDescription: "4"),
@@ -186,6 +186,11 @@ struct DaemonCommand {
                 throw ArgumentError("--\(option) needs an s3:// URL", command: command)
             }
             if arguments.flag("s3-path-style") { throw ArgumentError("--s3-path-style needs an s3:// URL", command: command) }
+            do {
+                try URLTemplate.validate(url)
+            } catch {
+                throw ArgumentError("--url: \(error)", command: command)
+            }
         }
         let method = (arguments.value("method") ?? "PUT").uppercased()
         guard method == "PUT" || method == "POST" else {

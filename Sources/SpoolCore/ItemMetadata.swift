@@ -49,4 +49,10 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
     }
 
     public var lastAttempt: AttemptRecord? { attempts.last }
+
+    /// The time the URL's date parts are made from: `createdAt`, or the time in the id if an
+    /// edit left `createdAt` unreadable. Never the clock, so every attempt gets the same URL.
+    public var creationTime: Timestamp {
+        Timestamp(iso8601: createdAt) ?? ItemID(id)?.createdAt ?? Timestamp(millisecondsSinceEpoch: 0)
+    }
 }

@@ -1,7 +1,8 @@
 /// `--url s3://BUCKET/PREFIX`: where objects go, and the HTTP URL template that reaches them.
 ///
 /// The object key is PREFIX followed by the item's name (its path below incoming/) when PREFIX
-/// is empty or ends in `/`; `{name}` and `{id}` in PREFIX are substituted as for HTTP URLs. The
+/// is empty or ends in `/`; `{name}`, `{id}` and the date parts (`{date}`, `{year}`...) in PREFIX
+/// are substituted as for HTTP URLs (`URLTemplate`), an unknown `{word}` is refused. The
 /// HTTP template is an ordinary `URLTemplate`, so keys are encoded exactly as HTTP paths are:
 /// each segment percent-encoded to RFC 3986 unreserved bytes, slashes kept — which is also the
 /// canonical URI SigV4 wants for S3 (no second encoding).
@@ -29,6 +30,11 @@ public struct S3Target: Equatable, Sendable {
         }
         guard !key.contains("?"), !key.contains("#"), !key.unicodeScalars.contains(where: { $0.value < 32 || $0.value == 127 })
         else { throw ParseError(description: "the key prefix in '\(url)' may not hold '?', '#' or control characters") }
+        do {
+            try URLTemplate.validate(String(key))
+        } catch {
+            throw ParseError(description: "\(error) in the key prefix of '\(url)'")
+        }
         self.bucket = bucket
         self.keyTemplate = String(key)
     }
@@ -65,19 +71,14 @@ public struct S3Target: Equatable, Sendable {
         return URLTemplate(base + prefix)
     }
 
-    /// The prefix percent-encoded like a key, `{name}` and `{id}` left for `URLTemplate`.
+    /// The prefix percent-encoded like a key, its placeholders left for `URLTemplate`.
     static func encodeKeyTemplate(_ template: String) -> String {
-        var out = ""
-        var rest = Substring(template)
-        while !rest.isEmpty {
-            let next = ["{name}", "{id}"].compactMap { rest.firstRange(of: $0) }.min { $0.lowerBound < $1.lowerBound }
-            guard let next else {
-                out += URLTemplate.encodePath(String(rest))
-                break
+        URLTemplate.tokens(template).map { token in
+            switch token {
+            case .placeholder(let word) where URLTemplate.placeholders.contains(String(word)): "{\(word)}"
+            case .placeholder(let word): URLTemplate.encodePath("{\(word)}")
+            case .literal(let text): URLTemplate.encodePath(String(text))
             }
-            out += URLTemplate.encodePath(String(rest[..<next.lowerBound])) + rest[next]
-            rest = rest[next.upperBound...]
-        }
-        return out
+        }.joined()
     }
 }

@@ -1,24 +1,87 @@
 /// Turns `--url` into the URL for one item.
 ///
-/// A URL ending in `/` gets the item's original name appended; `{name}` and `{id}` are
-/// substituted. The name is a path below incoming/ (`2026-11-23/cam7/fox.jpg`): each segment is
-/// percent-encoded and the slashes are kept.
+/// A URL ending in `/` gets the item's original name appended, unless it holds `{name}` or
+/// `{id}`, which are substituted. The name is a path below incoming/ (`2026-11-23/cam7/fox.jpg`):
+/// each segment is percent-encoded and the slashes are kept. The date parts `{date}`
+/// (`YYYY-MM-DD`), `{year}`, `{month}`, `{day}` and `{hour}` are the item's creation time in UTC,
+/// as its json records it, never the clock at upload: every attempt and every resumed multipart
+/// pass of an item reaches the same URL (a key that moved would orphan the parts already sent).
 public struct URLTemplate: Equatable, Sendable {
     public let template: String
 
+    /// Every placeholder, in the order the help and the errors list them.
+    public static let placeholders = ["name", "id", "date", "year", "month", "day", "hour"]
+
     public init(_ template: String) { self.template = template }
 
-    public func url(id: ItemID, originalName: String) -> String {
-        url(id: id, originalNameBytes: Array(originalName.utf8))
+    /// A `{word}` in a template that is not one of `placeholders` (a typo like `{nmae}` would
+    /// otherwise reach the server literally, on every upload).
+    public struct UnknownPlaceholder: Error, Equatable, CustomStringConvertible {
+        public var placeholder: String
+        public var description: String {
+            "unknown placeholder {\(placeholder)} (known: "
+                + URLTemplate.placeholders.map { "{\($0)}" }.joined(separator: " ") + ")"
+        }
+    }
+
+    /// Refuses a template with an unknown `{word}`. A brace that does not enclose a word
+    /// (`{}`, `{a b}`, a lone `{`) is not a placeholder and stays literal, as before.
+    public static func validate(_ template: String) throws(UnknownPlaceholder) {
+        for case .placeholder(let word) in tokens(template) where !placeholders.contains(String(word)) {
+            throw UnknownPlaceholder(placeholder: String(word))
+        }
+    }
+
+    public func url(id: ItemID, originalName: String, createdAt: Timestamp) -> String {
+        url(id: id, originalNameBytes: Array(originalName.utf8), createdAt: createdAt)
     }
 
     /// The same from the name's bytes (a name that is not valid UTF-8 is sent as its own bytes).
-    public func url(id: ItemID, originalNameBytes: [UInt8]) -> String {
+    public func url(id: ItemID, originalNameBytes: [UInt8], createdAt: Timestamp) -> String {
         let name = URLTemplate.encodePath(originalNameBytes)
-        if template.contains("{name}") || template.contains("{id}") {
-            return template.replacingAll("{name}", with: name).replacingAll("{id}", with: id.rawValue)
+        let time = CivilTime(createdAt)
+        var named = false
+        var out = ""
+        for token in URLTemplate.tokens(template) {
+            switch token {
+            case .literal(let text): out += text
+            case .placeholder("name"): out += name; named = true
+            case .placeholder("id"): out += id.rawValue; named = true
+            case .placeholder("date"): out += "\(pad(time.year, 4))-\(pad(time.month, 2))-\(pad(time.day, 2))"
+            case .placeholder("year"): out += pad(time.year, 4)
+            case .placeholder("month"): out += pad(time.month, 2)
+            case .placeholder("day"): out += pad(time.day, 2)
+            case .placeholder("hour"): out += pad(time.hour, 2)
+            case .placeholder(let word): out += "{\(word)}"  // refused at start-up by `validate`
+            }
         }
-        return template.hasSuffix("/") ? template + name : template
+        return !named && template.hasSuffix("/") ? out + name : out
+    }
+
+    /// A piece of a template: text as it is, or the word of a `{word}` (letters, digits, `_`).
+    enum Token: Equatable {
+        case literal(Substring)
+        case placeholder(Substring)
+    }
+
+    static func tokens(_ template: String) -> [Token] {
+        var tokens: [Token] = []
+        var literalStart = template.startIndex
+        var i = template.startIndex
+        while let open = template[i...].firstIndex(of: "{") {
+            let wordStart = template.index(after: open)
+            let wordEnd = template[wordStart...].firstIndex { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_")) }
+            guard let wordEnd, wordEnd > wordStart, template[wordEnd] == "}" else {
+                i = wordStart
+                continue
+            }
+            if literalStart < open { tokens.append(.literal(template[literalStart..<open])) }
+            tokens.append(.placeholder(template[wordStart..<wordEnd]))
+            i = template.index(after: wordEnd)
+            literalStart = i
+        }
+        if literalStart < template.endIndex { tokens.append(.literal(template[literalStart...])) }
+        return tokens
     }
 
     /// Each `/`-separated segment encoded by `encodePathSegment`, the slashes kept. A `.` or `..`
@@ -48,15 +111,8 @@ public struct URLTemplate: Equatable, Sendable {
     }
 }
 
-extension String {
-    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        return result + rest
-    }
+/// `value` in decimal, zero-padded to `width` digits.
+private func pad(_ value: Int, _ width: Int) -> String {
+    let s = String(value)
+    return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
 }

@@ -120,7 +120,8 @@ extension Engine {
         }
         var request = UploadRequest(
             id: id, attempt: attempt,
-            url: metadata.url ?? configuration.url.url(id: id, originalNameBytes: metadata.originalNameBytesOrUTF8),
+            url: metadata.url ?? configuration.url.url(
+                id: id, originalNameBytes: metadata.originalNameBytesOrUTF8, createdAt: metadata.creationTime),
             method: configuration.method, body: body, contentType: metadata.contentType, headers: headers)
         request.contentDigest = configuration.contentDigest
         if let threshold = configuration.multipartThreshold, metadata.size > threshold {

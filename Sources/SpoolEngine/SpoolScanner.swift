@@ -66,9 +66,10 @@ enum SpoolScanner {
             case .recreateMetadata(let id, let location):
                 let blob = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
                 let size = (try? spool.status(of: blob, at: location))?.size ?? 0
+                // The id's time, not now: the URL's date parts stay the item's.
                 var metadata = ItemMetadata(
                     id: id, originalName: originalNameHint(id), size: size, contentType: "application/octet-stream",
-                    createdAt: now)
+                    createdAt: id.createdAt ?? now)
                 metadata.failureReason = location.state == .failed ? "metadata was lost in a crash and recreated" : nil
                 try spool.writeMetadata(metadata, named: ItemFileName(id: id, attempt: location.attempt, kind: .json).description,
                                         in: SpoolFolder(location.state))

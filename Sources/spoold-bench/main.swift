@@ -151,7 +151,7 @@ func upload(_ arguments: Arguments) {
         loop.done.enter()
         let name = (path as NSString).lastPathComponent
         let id = ids[n]
-        let target = template.url(id: id, originalName: name)
+        let target = template.url(id: id, originalName: name, createdAt: created)
         let size = sizes[n]
         if let transport {
             let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)

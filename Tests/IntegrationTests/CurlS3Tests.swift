@@ -16,4 +16,5 @@ final class CurlS3Tests: S3Tests {
     override func testWrongSecret_onAMultipartItem_pausesToo() throws { try transportIndependent() }
     override func testMissingBucket_pausesAsAConfigurationProblem() throws { try transportIndependent() }
     override func testGivingUp_abortsTheMultipartUpload() throws { try transportIndependent() }
+    override func testDateParts_inThePrefix_areEachItemsRecordedCreationTime() throws { try transportIndependent() }
 }

@@ -172,6 +172,30 @@ final class DrainTests: XCTestCase {
         XCTAssertTrue(typo.stderr.contains("--concurrency"), "suggests the right option: \(typo.stderr)")
         let badURL = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "ftp://x/"])
         XCTAssertEqual(badURL.exitCode, 2)
+        let placeholder = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "http://127.0.0.1:1/{nmae}/"])
+        XCTAssertEqual(placeholder.exitCode, 2)
+        XCTAssertTrue(placeholder.stderr.contains("unknown placeholder {nmae} (known: {name} {id} {date} {year} {month} {day} {hour})"),
+                      placeholder.stderr)
+    }
+
+    /// `{year}` ... `{hour}` in --url are each item's creation time as its json records it (UTC):
+    /// one item enqueued now, one as if spooled during a long outage (its json says 2020-02-29
+    /// 13:45), so its URL cannot come from the clock at upload.
+    func testDrain_dateParts_areEachItemsRecordedCreationTime() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        for name in ["now.txt", "old one.txt"] { try Data(name.utf8).write(to: URL(fileURLWithPath: spool.root + "/" + name)) }
+        let ids = try SpooldProcess.run(["enqueue", "--spool", spool.path, spool.root + "/now.txt", spool.root + "/old one.txt"]).lines
+        XCTAssertEqual(ids.count, 2)
+        let createdNow = try XCTUnwrap(spool.json("pending/\(ids[0]).a0.json")["createdAt"] as? String)
+        try spool.setCreatedAt(ids[1], "2020-02-29T13:45:00.000Z")
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/{year}/{month}/{day}/h{hour}/"])
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        let (date, hour) = (createdNow.prefix(10).replacingOccurrences(of: "-", with: "/"), createdNow.dropFirst(11).prefix(2))
+        XCTAssertEqual(receiver.requests.map(\.target).sorted(), ["/up/2020/02/29/h13/old%20one.txt", "/up/\(date)/h\(hour)/now.txt"])
     }
 
     func testDrain_emptySpool_exitsZeroAtOnce() throws {

@@ -70,6 +70,34 @@ class S3Tests: XCTestCase {
         XCTAssertEqual(log.components(separatedBy: "complete multipart upload").count - 1, 1, log)
     }
 
+    /// `{date}` and `{hour}` in the prefix are each item's creation time as its json records it:
+    /// one item enqueued now, one multipart item as if spooled during a long outage (its json says
+    /// 2020-02-29 13:45 UTC), so its key cannot come from the clock at upload.
+    func testDateParts_inThePrefix_areEachItemsRecordedCreationTime() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        let big = payload((5 << 20) + 9, seed: 51)  // two parts of 5 MiB
+        try Data("now".utf8).write(to: URL(fileURLWithPath: spool.root + "/now.txt"))
+        try Data(big).write(to: URL(fileURLWithPath: spool.root + "/old big.bin"))
+        let ids = try SpooldProcess.run(["enqueue", "--spool", spool.path, spool.root + "/now.txt", spool.root + "/old big.bin"]).lines
+        XCTAssertEqual(ids.count, 2)
+        let createdNow = try XCTUnwrap(spool.json("pending/\(ids[0]).a0.json")["createdAt"] as? String)
+        try spool.setCreatedAt(ids[1], "2020-02-29T13:45:00.000Z")
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/cams/{date}/h{hour}/", "--s3-endpoint", server.endpoint,
+             "--s3-part-size", "5M"] + Self.transportArguments,
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + server.log)
+        let nowKey = "cams/\(createdNow.prefix(10))/h\(createdNow.dropFirst(11).prefix(2))/now.txt"
+        XCTAssertEqual(server.keys("bucket"), ["cams/2020-02-29/h13/old big.bin", nowKey].sorted(), server.log)
+        XCTAssertTrue(server.object("bucket", "cams/2020-02-29/h13/old big.bin") == Data(big), "the multipart object differs")
+        let placeholder = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "s3://bucket/{nmae}/"], environment: environment(spool.root))
+        XCTAssertEqual(placeholder.exitCode, 2, placeholder.stderr)
+        XCTAssertTrue(placeholder.stderr.contains("unknown placeholder {nmae}"), placeholder.stderr)
+    }
+
     /// A part that fails ends the attempt, but not the upload: the retry lists the parts
     /// (ListParts, following its pages by part-number-marker), sends only the part the log does
     /// not hold, and completes with every ETag.

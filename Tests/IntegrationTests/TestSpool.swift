@@ -32,6 +32,16 @@ struct TestSpool {
         let data = try Data(contentsOf: URL(fileURLWithPath: path + "/" + relative))
         return try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
+
+    /// Rewrites the `createdAt` of a pending item's json (spoold not running), as if the item had
+    /// been spooled then.
+    func setCreatedAt(_ id: String, _ time: String) throws {
+        let relative = "pending/\(id).a0.json"
+        var object = try json(relative)
+        object["createdAt"] = time
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: path + "/" + relative))
+    }
 }
 
 /// SplitMix64: small and seedable, so a failing run can be replayed from its printed seed.

@@ -3,33 +3,53 @@ import XCTest
 
 final class S3TargetTests: XCTestCase {
     let id = ItemID("20261121T141003123Z-0000-9f3ab2c1-n")!
+    /// The item's creation time (its json's createdAt): 2026-11-21T14:10:03.123Z, as in the id.
+    var created: Timestamp { id.createdAt! }
 
     func testPathStyle_keyIsPrefixPlusEncodedName() throws {
         let target = try S3Target(parsing: "s3://bucket/in coming/")
         XCTAssertEqual(target.bucket, "bucket")
         let template = target.urlTemplate(endpoint: HTTPOrigin("http://127.0.0.1:9000")!, pathStyle: true)
-        XCTAssertEqual(template.url(id: id, originalName: "cam7/fox $1.jpg"),
+        XCTAssertEqual(template.url(id: id, originalName: "cam7/fox $1.jpg", createdAt: created),
                        "http://127.0.0.1:9000/bucket/in%20coming/cam7/fox%20%241.jpg")
     }
 
     func testVirtualHosted_bucketInTheHost_defaultPortLeftOut() throws {
         let target = try S3Target(parsing: "s3://my-bucket/")
         let template = target.urlTemplate(endpoint: HTTPOrigin(S3Target.defaultEndpoint(region: "eu-west-1"))!, pathStyle: false)
-        XCTAssertEqual(template.url(id: id, originalName: "a.txt"), "https://my-bucket.s3.eu-west-1.amazonaws.com/a.txt")
+        XCTAssertEqual(template.url(id: id, originalName: "a.txt", createdAt: created), "https://my-bucket.s3.eu-west-1.amazonaws.com/a.txt")
     }
 
     func testPlaceholders_keptThroughTheEncoding() throws {
         let target = try S3Target(parsing: "s3://bucket/x y/{id}-{name}")
         let url = target.urlTemplate(endpoint: HTTPOrigin("http://localhost:1")!, pathStyle: true)
-            .url(id: id, originalName: "d/e f")
+            .url(id: id, originalName: "d/e f", createdAt: created)
         XCTAssertEqual(url, "http://localhost:1/bucket/x%20y/\(id.rawValue)-d/e%20f")
+    }
+
+    func testDateParts_inThePrefix_keyIsTheDatedPrefixPlusTheName() throws {
+        let target = try S3Target(parsing: "s3://bucket/cam 7/{date}/{hour}/")
+        let template = target.urlTemplate(endpoint: HTTPOrigin("http://127.0.0.1:9")!, pathStyle: true)
+        XCTAssertEqual(template.template, "http://127.0.0.1:9/bucket/cam%207/{date}/{hour}/")
+        XCTAssertEqual(template.url(id: id, originalName: "d/e f", createdAt: created), "http://127.0.0.1:9/bucket/cam%207/2026-11-21/14/d/e%20f")
+        let hourLater = created.adding(seconds: 3600)
+        XCTAssertEqual(template.url(id: id, originalName: "d/e f", createdAt: hourLater), "http://127.0.0.1:9/bucket/cam%207/2026-11-21/15/d/e%20f")
+    }
+
+    func testParse_unknownPlaceholder_isRefused_bracesAroundNoWordAreKeyText() throws {
+        XCTAssertThrowsError(try S3Target(parsing: "s3://bucket/{nmae}/")) { error in
+            XCTAssertTrue("\(error)".hasPrefix("unknown placeholder {nmae} (known: {name} {id} {date}"), "\(error)")
+        }
+        let target = try S3Target(parsing: "s3://bucket/a{}b/")
+        XCTAssertEqual(target.urlTemplate(endpoint: HTTPOrigin("http://127.0.0.1:9")!, pathStyle: true)
+            .url(id: id, originalName: "n", createdAt: created), "http://127.0.0.1:9/bucket/a%7B%7Db/n")
     }
 
     func testBucketOnly_keyIsTheName() throws {
         let target = try S3Target(parsing: "s3://bucket")
         XCTAssertEqual(target.keyTemplate, "")
         XCTAssertEqual(target.urlTemplate(endpoint: HTTPOrigin("http://127.0.0.1:9")!, pathStyle: true)
-            .url(id: id, originalName: "n"), "http://127.0.0.1:9/bucket/n")
+            .url(id: id, originalName: "n", createdAt: created), "http://127.0.0.1:9/bucket/n")
     }
 
     func testParse_rejectsBadBucketsAndKeys() {
