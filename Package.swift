@@ -5,7 +5,8 @@
 //   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, leases, inotify, flock);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
-//   SpoolTransport  the transport protocol, URLSession uploads and the wall clock.
+//   SpoolTransport  the transport protocol, URLSession uploads and the wall clock; body hashing
+//                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl).
 //   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
 //                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
@@ -31,7 +32,9 @@ let package = Package(
         .target(name: "CSpoolShims"),
         .target(name: "SpoolSystem", dependencies: ["CSpoolShims"], swiftSettings: swiftSettings),
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
-        .target(name: "SpoolTransport", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
+        // Headers: Debian's libssl-dev (scripts/test and scripts/try install it).
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "SpoolTransport", dependencies: ["CCrypto", "SpoolCore"], swiftSettings: swiftSettings),
         // Headers: Debian's libcurl4-openssl-dev (scripts/test and scripts/try install it).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
@@ -61,6 +64,7 @@ let package = Package(
             path: "Tests/SpoolTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(name: "SpoolCoreTests", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport"], swiftSettings: swiftSettings),
         .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadReceiverTests", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         .testTarget(

@@ -56,7 +56,7 @@ public final class CurlTransport: UploadTransport {
         let generation = cancellations.withLock { $0 }
         digests.async { [self] in
             do {
-                transfer.contentDigest = algorithm.headerValue(digest: try CurlTransport.sha256(of: transfer))
+                transfer.contentDigest = algorithm.headerValue(digest: try request.bodySHA256())
             } catch {
                 completion(.network("could not compute the Content-Digest: \(error)"))
                 return
@@ -76,28 +76,5 @@ public final class CurlTransport: UploadTransport {
             count += 1
             loop.cancelAll()
         }
-    }
-
-    struct DigestError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// SHA-256 of the exact body: framing and blob, read in 1 MiB pieces.
-    static func sha256(of transfer: CurlTransfer) throws -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(transfer.prefix)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: Int64 = 0
-        while offset < transfer.blobLength {
-            let want = Int(min(Int64(buffer.count), transfer.blobLength - offset))
-            let n = buffer.withUnsafeMutableBytes {
-                transfer.request.body.read(into: $0.baseAddress!, count: want, at: transfer.blobOffset + offset)
-            }
-            guard n > 0 else { throw DigestError(description: transfer.request.body.failure ?? "the blob changed size while it was hashed") }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            offset += Int64(n)
-        }
-        hasher.update(transfer.suffix)
-        return hasher.finalize()
     }
 }

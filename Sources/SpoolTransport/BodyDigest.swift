@@ -1,8 +1,9 @@
 import SpoolCore
 
-/// Hashes a request body before it is sent (`--content-digest`): the same parts the body stream
-/// sends (a multipart frame around the blob), the blob read from the descriptor the spool opened,
-/// in 1 MiB pieces so memory stays flat whatever the blob's size.
+/// Hashes a request body before it is sent (`--content-digest`, S3 payload hashes): the same
+/// parts the body stream sends (a multipart frame around the blob), the blob read from the
+/// descriptor the spool opened, in pieces of at most 1 MiB so memory stays flat whatever the
+/// blob's size. Both transports use it.
 enum BodyDigest {
     static let chunkSize = 1 << 20
 
@@ -12,22 +13,24 @@ enum BodyDigest {
 
     /// SHA-256 of `parts`, the blob read to exactly its recorded size.
     static func sha256(of parts: [BodyInputStream.Part]) throws -> [UInt8] {
-        var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        let hasher = BulkSHA256()
+        // No bigger than the largest blob part: a 4 KiB body must not zero a 1 MiB buffer.
+        let longest = parts.map { part -> Int64 in if case .bytes = part { 0 } else { part.length } }.max() ?? 0
+        var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunkSize), max(longest, 1))))
         for part in parts {
             switch part {
             case .bytes(let bytes):
                 hasher.update(bytes)
             case .blob(let blob):
-                try hash(blob, from: 0, length: blob.size, into: &hasher, buffer: &buffer)
+                try hash(blob, from: 0, length: blob.size, into: hasher, buffer: &buffer)
             case .range(let blob, let offset, let length):
-                try hash(blob, from: offset, length: length, into: &hasher, buffer: &buffer)
+                try hash(blob, from: offset, length: length, into: hasher, buffer: &buffer)
             }
         }
-        return hasher.finalize()
+        return try hasher.finalize()
     }
 
-    private static func hash(_ blob: BlobBody, from start: Int64, length: Int64, into hasher: inout SHA256, buffer: inout [UInt8]) throws {
+    private static func hash(_ blob: BlobBody, from start: Int64, length: Int64, into hasher: BulkSHA256, buffer: inout [UInt8]) throws {
         var offset: Int64 = 0
         while offset < length {
             let wanted = Int(min(Int64(buffer.count), length - offset))

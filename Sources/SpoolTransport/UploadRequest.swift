@@ -76,6 +76,9 @@ public struct UploadRequest: Sendable {
         }
     }
 
+    /// SHA-256 of the exact bytes the body sends (`BodyDigest`), for `Content-Digest`.
+    public func bodySHA256() throws -> [UInt8] { try BodyDigest.sha256(of: bodyParts) }
+
     public init(
         id: ItemID, attempt: Int, url: String, method: String, body: BlobBody, contentType: String,
         headers: [String: String], form: MultipartForm? = nil

@@ -435,26 +435,46 @@ func sha256(_ args: Arguments) {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
-    for round in 1...3 {
-        let start = monotonicSeconds()
-        let startCPU = cpuSeconds()
-        var hasher = SHA256()
-        buffer.withUnsafeBytes { all in
-            var offset = 0
-            while offset < all.count {
-                let end = min(all.count, offset + piece)
-                hasher.update(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
-                offset = end
+    // spoold's own Swift SHA-256 (SpoolCore) and libcrypto's (BulkSHA256, what bodies are hashed with).
+    for (label, makeHasher) in [("swift", { SwiftHasher() as any BenchHasher }), ("libcrypto", { CryptoHasher() as any BenchHasher })] {
+        for round in 1...3 {
+            let start = monotonicSeconds()
+            let startCPU = cpuSeconds()
+            let hasher = makeHasher()
+            buffer.withUnsafeBytes { all in
+                var offset = 0
+                while offset < all.count {
+                    let end = min(all.count, offset + piece)
+                    hasher.update(UnsafeRawBufferPointer(rebasing: all[offset..<end]))
+                    offset = end
+                }
             }
+            let digest = hasher.finalize()
+            let seconds = monotonicSeconds() - start
+            let cpu = cpuSeconds() - startCPU
+            // CPU time is the fairer number on a shared machine: wall time includes waiting for a core.
+            print(String(format: "sha256 %@ round %d: %d MiB in %.3f s wall (%.1f MB/s), %.3f s CPU (%.1f MB/s), digest %@", label, round, mib,
+                         seconds, Double(mib << 20) / seconds / 1e6, cpu, Double(mib << 20) / cpu / 1e6,
+                         digest.prefix(8).map { String(format: "%02x", $0) }.joined()))
         }
-        let digest = hasher.finalize()
-        let seconds = monotonicSeconds() - start
-        let cpu = cpuSeconds() - startCPU
-        // CPU time is the fairer number on a shared machine: wall time includes waiting for a core.
-        print(String(format: "sha256 round %d: %d MiB in %.3f s wall (%.1f MB/s), %.3f s CPU (%.1f MB/s), digest %@", round, mib,
-                     seconds, Double(mib << 20) / seconds / 1e6, cpu, Double(mib << 20) / cpu / 1e6,
-                     digest.prefix(8).map { String(format: "%02x", $0) }.joined()))
     }
+}
+
+protocol BenchHasher: AnyObject {
+    func update(_ bytes: UnsafeRawBufferPointer)
+    func finalize() -> [UInt8]
+}
+
+final class SwiftHasher: BenchHasher {
+    var hasher = SHA256()
+    func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bytes) }
+    func finalize() -> [UInt8] { hasher.finalize() }
+}
+
+final class CryptoHasher: BenchHasher {
+    let hasher = BulkSHA256()
+    func update(_ bytes: UnsafeRawBufferPointer) { hasher.update(bytes) }
+    func finalize() -> [UInt8] { (try? hasher.finalize()) ?? [] }
 }
 
 // MARK: main
