@@ -75,7 +75,7 @@ struct DaemonCommand {
                 OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
                            defaultDescription: "60"),
                 OptionSpec("transport", valueName: "NAME",
-                           help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, --cacert, --capath, --limit-rate). See README 'Transports'.",
+                           help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, --cacert, --capath, --limit-rate). See README 'Transports'.",
                            defaultDescription: "urlsession"),
                 OptionSpec("cacert", valueName: "FILE",
                            help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA)."),
@@ -83,6 +83,7 @@ struct DaemonCommand {
                            help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash)."),
                 OptionSpec("limit-rate", valueName: "BYTES",
                            help: "With --transport curl: upload at most BYTES per second in all, shared among the uploads at once; a K, M or G suffix multiplies by 1024."),
+                .flag("http1.1", help: "With --transport curl: HTTP/1.1 even where an https server offers HTTP/2 (by default the uploads share one HTTP/2 connection there). See README 'Transports'."),
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win."),
                 OptionSpec("header-file", kind: .repeatedValue, valueName: "FILE",
@@ -248,9 +249,10 @@ struct DaemonCommand {
             for option in ["cacert", "capath", "limit-rate"] where arguments.value(option) != nil {
                 throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
             }
+            if arguments.flag("http1.1") { throw ArgumentError("--http1.1 needs --transport curl", command: command) }
             return nil
         }
-        var options = CurlOptions()
+        var options = CurlOptions(http2: !arguments.flag("http1.1"))
         if let file = arguments.value("cacert") {
             guard access(file, R_OK) == 0 else { throw ArgumentError("--cacert '\(file)' is not a readable file", command: command) }
             options.caFile = file
@@ -415,13 +417,13 @@ struct DaemonCommand {
     /// signer with `--url s3://...`.
     func makeTransport(context: CommandContext) -> any UploadTransport {
         let http: any UploadTransport
+        // Multipart S3 uploads send several parts per item at once, over the same connections.
+        let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
         if let curl {
             http = CurlTransport(
                 deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,
-                answerLimit: configuration.outcomeRules.answerBytesNeeded, options: curl)
+                answerLimit: configuration.outcomeRules.answerBytesNeeded, connections: connections, options: curl)
         } else {
-            // Multipart S3 uploads send several parts per item at once, over the same session.
-            let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
             http = URLSessionTransport(
                 concurrency: connections, deadlineSeconds: timeout, idleSeconds: idleTimeout,
                 redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)

@@ -22,13 +22,15 @@ public final class CurlTransport: UploadTransport {
     ///   - deadlineSeconds: overall time one attempt may take, redirects included.
     ///   - idleSeconds: longest silence (connect, or under one byte a second).
     ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
+    ///   - connections: requests the engine has in flight at most: idle connections kept for reuse.
     public init(
         deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
-        answerLimit: Int = 0, options: CurlOptions = CurlOptions()
+        answerLimit: Int = 0, connections: Int = 4, options: CurlOptions = CurlOptions()
     ) {
         loop = CurlMultiLoop(
             deadlineSeconds: deadlineSeconds, idleSeconds: idleSeconds, redirects: redirects,
-            keep: max(CurlMultiLoop.excerptLength, answerLimit), answerLimit: answerLimit, options: options)
+            keep: max(CurlMultiLoop.excerptLength, answerLimit), answerLimit: answerLimit, connections: connections,
+            options: options)
     }
 
     deinit { loop.stop() }

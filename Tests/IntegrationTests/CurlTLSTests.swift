@@ -5,25 +5,7 @@ import XCTest
 /// for (a self-signed one made with the openssl CLI). Skipped, saying so, without nginx or openssl.
 final class CurlTLSTests: XCTestCase {
     private func startServer() throws -> (NginxServer, certificate: String) {
-        guard let binary = NginxServer.binary else {
-            throw XCTSkip("nginx is not installed (scripts/test installs it from Debian packages)")
-        }
-        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("the openssl command is not installed")
-        }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-tls-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
-        let (certificate, key) = (folder + "/cert.pem", folder + "/key.pem")
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: openssl)
-        make.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
-                          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate]
-        make.standardOutput = FileHandle.nullDevice
-        make.standardError = FileHandle.nullDevice
-        try make.run()
-        make.waitUntilExit()
-        XCTAssertEqual(make.terminationStatus, 0, "openssl req")
+        let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
         let nginx = try NginxServer(binary: binary, tls: (certificate, key))
         addTeardownBlock { nginx.stop() }
         return (nginx, certificate)

@@ -12,8 +12,10 @@ final class NginxServer {
         ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// - Parameter tls: a certificate and key file (PEM): nginx then speaks HTTPS only.
-    init(binary: String, tls: (certificate: String, key: String)? = nil) throws {
+    /// - Parameters:
+    ///   - tls: a certificate and key file (PEM): nginx then speaks HTTPS only.
+    ///   - http2: with `tls`, also offer HTTP/2 (ALPN).
+    init(binary: String, tls: (certificate: String, key: String)? = nil, http2: Bool = false) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-nginx-\(UUID().uuidString)").path
         for sub in ["www/up", "body", "logs"] {
             try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
@@ -29,10 +31,11 @@ final class NginxServer {
         error_log \(root)/logs/error.log warn;
         events { worker_connections 256; }
         http {
-            access_log off;
+            log_format requests '$server_protocol $connection $status $request_method $uri';
+            access_log \(root)/logs/access.log requests;
             client_body_temp_path \(root)/body;
             server {
-                listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl");
+                listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl")\(tls != nil && http2 ? " http2" : "");
                 \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key);" } ?? "")
                 location /up/ {
                     root \(root)/www;
@@ -51,7 +54,42 @@ final class NginxServer {
 
     func stop() { LoopbackServerProcess.stop(process, root: root) }
 
+    /// nginx, and a self-signed certificate for 127.0.0.1 made with the openssl CLI (its own CA:
+    /// pass it with `--cacert`), removed after the test. Skips, saying so, without either program.
+    static func tlsMaterial(for test: XCTestCase) throws -> (binary: String, certificate: String, key: String) {
+        guard let binary = NginxServer.binary else {
+            throw XCTSkip("nginx is not installed (scripts/test installs it from Debian packages)")
+        }
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("the openssl command is not installed")
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        let (certificate, key) = (folder + "/cert.pem", folder + "/key.pem")
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: openssl)
+        make.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate]
+        make.standardOutput = FileHandle.nullDevice
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        make.waitUntilExit()
+        XCTAssertEqual(make.terminationStatus, 0, "openssl req")
+        return (binary, certificate, key)
+    }
+
     var errorLog: String { (try? String(contentsOfFile: root + "/logs/error.log", encoding: .utf8)) ?? "" }
+
+    /// The requests answered so far: the protocol (`HTTP/1.1`, `HTTP/2.0`) and nginx's serial
+    /// number of the connection each came on.
+    var requests: [(protocol: String, connection: String)] {
+        let text = (try? String(contentsOfFile: root + "/logs/access.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map {
+            let fields = $0.split(separator: " ")
+            return (String(fields.first ?? ""), fields.count > 1 ? String(fields[1]) : "")
+        }
+    }
 
     /// nginx has no readiness event we can wait on, so try to connect, a bounded number of times.
     static func canConnect(_ port: Int) -> Bool {
