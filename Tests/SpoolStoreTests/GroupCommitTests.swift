@@ -30,6 +30,9 @@ final class GroupCommitTests: XCTestCase {
             """)
         // Without batching this would be at least 4 per item (blob, json, claim, done).
         XCTAssertLessThan(perItem, 1.5, "amortised syncs per item")
-        XCTAssertEqual(itemFileSyncs, 0, "large ingest batches are made durable by syncfs, not per file")
+        // Batches of 8 files and more are made durable by syncfs, not per file. Files announced
+        // a few at a time (inotify delivers in smaller groups on a loaded machine) make small
+        // batches, which fsync each file: a few, never most (per file, this would be 2 per item).
+        XCTAssertLessThanOrEqual(itemFileSyncs, count / 20, "ingest batches are made durable by syncfs, not per file")
     }
 }
