@@ -44,6 +44,10 @@ static inline CURLcode spoold_curl_getinfo_long(CURL *easy, CURLINFO info, long 
     return curl_easy_getinfo(easy, info, value);
 }
 
+static inline CURLcode spoold_curl_getinfo_off_t(CURL *easy, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 static inline CURLcode spoold_curl_getinfo_ptr(CURL *easy, CURLINFO info, void **value) {
     return curl_easy_getinfo(easy, info, value);
 }

@@ -21,7 +21,7 @@ enum CurlErrorMapping {
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND:
             return .network("connection lost mid-request")
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:
-            return .network("bad server response")
+            return .network("bad server response: \(text)")
         default:
             return .network(text)
         }

@@ -238,9 +238,17 @@ final class CurlMultiLoop: @unchecked Sendable {
         var status = 0
         spoold_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         let detail = String(cString: transfer.errorBuffer)
+        var declaredLength: curl_off_t = -1
+        spoold_curl_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declaredLength)
         detach(easy)
+        // A server may answer before it has read the whole body, then end the stream (HTTP/2
+        // RST_STREAM, RFC 9113 section 8.1): libcurl 7.88 reports a stream error although the
+        // answer arrived whole (its status, and as many bytes as its Content-Length says). That
+        // answer is the outcome, as libcurl makes it over HTTP/1.1; a partial one is not.
+        let answeredBeforeTheBodyWasRead = code == CURLE_HTTP2_STREAM && status >= 200
+            && declaredLength >= 0 && Int64(declaredLength) == Int64(transfer.answerBytes)
         // An S3 step's answer cut at `answerCutBytes`: its status arrived and is the outcome.
-        guard code == CURLE_OK || (transfer.answerCut && status > 0) else {
+        guard code == CURLE_OK || (transfer.answerCut && status > 0) || answeredBeforeTheBodyWasRead else {
             if let failure = transfer.readFailure {
                 transfer.completion(.network(failure))
             } else if code == CURLE_OPERATION_TIMEDOUT, DispatchTime.now() >= transfer.deadline - .milliseconds(50) {

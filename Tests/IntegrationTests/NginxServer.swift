@@ -43,6 +43,11 @@ final class NginxServer {
                     create_full_put_path on;
                     client_max_body_size 0;
                 }
+                # Answers before reading the body, as some servers do.
+                location /early/ {
+                    client_max_body_size 0;
+                    return 201;
+                }
             }
         }
         """
