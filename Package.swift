@@ -26,12 +26,7 @@ let package = Package(
     ],
     targets: [
         // libm only: `rounded()` on Linux needs it when nothing else pulls in Glibc.
-        // Optimised in debug builds too: the tests push hundreds of MiB through its SHA-256 (S3
-        // payload hashes, Content-Digest) and CRC32C, which -Onone runs about 30 times slower.
-        // The same checks stay on (-O keeps preconditions and overflow traps; SpoolCore has no `assert`).
-        .target(
-            name: "SpoolCore", swiftSettings: swiftSettings + [.unsafeFlags(["-O"], .when(configuration: .debug))],
-            linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "SpoolCore", swiftSettings: swiftSettings, linkerSettings: [.linkedLibrary("m")]),
         // The few libc calls Swift's Glibc module does not export (syncfs, the F_SETLEASE lease).
         .target(name: "CSpoolShims"),
         .target(name: "SpoolSystem", dependencies: ["CSpoolShims"], swiftSettings: swiftSettings),
