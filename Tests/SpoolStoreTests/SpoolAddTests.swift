@@ -6,11 +6,15 @@ import SpoolTestSupport
 import XCTest
 
 final class SpoolAddTests: StoreTestCase {
+    /// Pseudo-random bytes, written straight into the array (a debug `map` took ~0.3 s per MiB).
     private func bytes(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
         var x = seed
-        return (0..<count).map { _ in
-            x = x &* 1_664_525 &+ 1_013_904_223
-            return UInt8(truncatingIfNeeded: x >> 24)
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for i in 0..<count {
+                x = x &* 1_664_525 &+ 1_013_904_223
+                buffer[i] = UInt8(truncatingIfNeeded: x &>> 24)
+            }
+            initialized = count
         }
     }
 
