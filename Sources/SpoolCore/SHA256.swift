@@ -98,8 +98,8 @@ public struct SHA256: Sendable {
                     }
                     for t in 16..<64 {
                         let x = w[t - 15], y = w[t - 2]
-                        let s0 = x.rotr(7) ^ x.rotr(18) ^ (x >> 3)
-                        let s1 = y.rotr(17) ^ y.rotr(19) ^ (y >> 10)
+                        let s0 = x.rotr(7) ^ x.rotr(18) ^ (x &>> 3)
+                        let s1 = y.rotr(17) ^ y.rotr(19) ^ (y &>> 10)
                         w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
                     }
                     var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
@@ -139,5 +139,7 @@ extension SHA256 {
 }
 
 extension UInt32 {
-    @inline(__always) fileprivate func rotr(_ n: UInt32) -> UInt32 { (self >> n) | (self << (32 &- n)) }
+    /// Masking shifts: the same bits as `>>`/`<<` for 0 < n < 32, without the range checks a debug
+    /// build makes on every shift (the tests hash megabytes through this).
+    @inline(__always) fileprivate func rotr(_ n: UInt32) -> UInt32 { (self &>> n) | (self &<< (32 &- n)) }
 }
