@@ -12,7 +12,13 @@ public struct URLTemplate: Equatable, Sendable {
     /// Every placeholder, in the order the help and the errors list them.
     public static let placeholders = ["name", "id", "date", "year", "month", "day", "hour"]
 
-    public init(_ template: String) { self.template = template }
+    /// The template split once, not on every upload.
+    private let parts: [Token]
+
+    public init(_ template: String) {
+        self.template = template
+        self.parts = URLTemplate.tokens(template)
+    }
 
     /// A `{word}` in a template that is not one of `placeholders` (a typo like `{nmae}` would
     /// otherwise reach the server literally, on every upload).
@@ -42,7 +48,7 @@ public struct URLTemplate: Equatable, Sendable {
         let time = CivilTime(createdAt)
         var named = false
         var out = ""
-        for token in URLTemplate.tokens(template) {
+        for token in parts {
             switch token {
             case .literal(let text): out += text
             case .placeholder("name"): out += name; named = true
