@@ -9,6 +9,22 @@ class S3Tests: XCTestCase {
     /// The transport's options (`CurlS3Tests` runs the multipart tests again with `--transport curl`).
     class var transportArguments: [String] { [] }
 
+    /// One item drained against a scripted store (`receiver`, started here): 5 MiB parts, one
+    /// at a time, so the order of the multipart steps is the script's.
+    private func drainOneItem(
+        _ name: String, _ bytes: [UInt8], to receiver: UploadReceiver, url: String = "s3://bucket/", extra: [String]
+    ) throws -> (spool: TestSpool, result: SpooldProcess.Result) {
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop(name, bytes)
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", url, "--s3-endpoint", "http://127.0.0.1:\(port)", "--settle", "0",
+             "--s3-part-size", "5M", "--concurrency", "1"] + extra + Self.transportArguments,
+            environment: environment(spool.root))
+        return (spool, result)
+    }
+
     /// The environment of a run: credentials as given, nothing from the machine's own AWS setup.
     func environment(_ root: String, secret: String? = RcloneS3Server.secretKey) -> [String: String] {
         [
@@ -113,17 +129,9 @@ class S3Tests: XCTestCase {
             200, body: "<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part></ListPartsResult>")
         let receiver = UploadReceiver(script: .sequence(
             [created, part("\"e1\""), part("\"e2\""), slowDown, page1, page2, part("\"e3\"")], thenAlways: part("\"x\"")))
-        let port = try receiver.start()
-        addTeardownBlock { receiver.stop() }
-        let spool = try TestSpool(self)
         let blob = payload((10 << 20) + 3, seed: 7)
-        try spool.drop("three parts.bin", blob)
-
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2", "--concurrency", "1"]
-                + Self.transportArguments,
-            environment: environment(spool.root))
+        let (spool, result) = try drainOneItem(
+            "three parts.bin", blob, to: receiver, url: "s3://bucket/k/", extra: ["--retry-base", "0.01", "--max-attempts", "2"])
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let requests = receiver.requests
@@ -170,16 +178,8 @@ class S3Tests: XCTestCase {
              page(1, "<Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"),
              page(2, "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part>"), page(3, "")],
             thenAlways: endless))
-        let port = try receiver.start()
-        addTeardownBlock { receiver.stop() }
-        let spool = try TestSpool(self)
-        try spool.drop("t.bin", payload((10 << 20) + 3, seed: 11))
-
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--max-attempts", "2", "--concurrency", "1"]
-                + Self.transportArguments,
-            environment: environment(spool.root))
+        let (_, result) = try drainOneItem(
+            "t.bin", payload((10 << 20) + 3, seed: 11), to: receiver, extra: ["--retry-base", "0.01", "--max-attempts", "2"])
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
@@ -197,15 +197,8 @@ class S3Tests: XCTestCase {
             200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
         let moved = ScriptedResponse.status(307, headers: [("Location", "/bucket/elsewhere")])
         let receiver = UploadReceiver(script: .sequence([created, moved], thenAlways: .status(204)))
-        let port = try receiver.start()
-        addTeardownBlock { receiver.stop() }
-        let spool = try TestSpool(self)
-        try spool.drop("r.bin", payload((5 << 20) + 3, seed: 12))
-
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--max-attempts", "1", "--concurrency", "1"] + Self.transportArguments,
-            environment: environment(spool.root))
+        let (_, result) = try drainOneItem(
+            "r.bin", payload((5 << 20) + 3, seed: 12), to: receiver, extra: ["--max-attempts", "1"])
 
         XCTAssertEqual(result.exitCode, 1, result.stderr)
         XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target)" }, [
@@ -223,15 +216,8 @@ class S3Tests: XCTestCase {
         let drop = ScriptedResponse.status(500, body: "<Error><Code>InternalError</Code></Error>")
         let gone = ScriptedResponse.status(404, body: "<Error><Code>NoSuchUpload</Code></Error>")
         let receiver = UploadReceiver(script: .sequence([created, part, drop, gone, again], thenAlways: part))
-        let port = try receiver.start()
-        addTeardownBlock { receiver.stop() }
-        let spool = try TestSpool(self)
-        try spool.drop("b.bin", payload((5 << 20) + 3, seed: 8))
-
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--retry-base", "0.01", "--concurrency", "1"] + Self.transportArguments,
-            environment: environment(spool.root))
+        let (_, result) = try drainOneItem(
+            "b.bin", payload((5 << 20) + 3, seed: 8), to: receiver, extra: ["--retry-base", "0.01"])
 
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
@@ -248,15 +234,8 @@ class S3Tests: XCTestCase {
         let part = ScriptedResponse.status(200, headers: [("ETag", "\"e\"")])
         let tooLarge = ScriptedResponse.status(400, body: "<Error><Code>EntityTooLarge</Code></Error>")
         let receiver = UploadReceiver(script: .sequence([created, part, tooLarge], thenAlways: .status(204)))
-        let port = try receiver.start()
-        addTeardownBlock { receiver.stop() }
-        let spool = try TestSpool(self)
-        try spool.drop("f.bin", payload((5 << 20) + 3, seed: 9))
-
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-             "--settle", "0", "--s3-part-size", "5M", "--concurrency", "1"] + Self.transportArguments,
-            environment: environment(spool.root))
+        let (spool, result) = try drainOneItem(
+            "f.bin", payload((5 << 20) + 3, seed: 9), to: receiver, extra: [])
 
         XCTAssertEqual(result.exitCode, 1, result.stderr)
         XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target.split(separator: "?").last ?? "")" }, [
