@@ -82,7 +82,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         hashing.async { [self] in
             let payloadHash: String
             do {
-                payloadHash = SigV4Signer.hex(try BodyDigest.sha256(of: [.blob(request.body)]))
+                payloadHash = SigV4Signer.hex(try request.bodySHA256())
             } catch {
                 waiting.withLock { _ = $0.removeValue(forKey: key) }
                 completion(.network("could not hash the payload for S3: \(error)"))
@@ -116,14 +116,14 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     /// Aborts the item's multipart upload, if its log names one (at most 10 s), then removes the log.
     public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
         hashing.async { [self] in
-            guard let recorded = journal.load(), multipart != nil else {
+            guard let recorded = journal.load(), let multipart else {
                 journal.discard()
                 done()
                 return
             }
             S3MultipartUpload.abort(
                 uploadID: recorded.uploadID, url: recorded.url, id: journal.id, transport: inner, signer: signer, clock: clock,
-                deadlineSeconds: min(multipart?.deadlineSeconds ?? 10, 10)
+                deadlineSeconds: min(multipart.deadlineSeconds, 10)
             ) { _ in
                 journal.discard()
                 done()
