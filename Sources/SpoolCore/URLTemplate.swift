@@ -38,14 +38,15 @@ public struct URLTemplate: Equatable, Sendable {
         }
     }
 
-    public func url(id: ItemID, originalName: String, createdAt: Timestamp) -> String {
-        url(id: id, originalNameBytes: Array(originalName.utf8), createdAt: createdAt)
+    public func url(id: ItemID, originalName: String, createdAt: @autoclosure () -> Timestamp) -> String {
+        url(id: id, originalNameBytes: Array(originalName.utf8), createdAt: createdAt())
     }
 
     /// The same from the name's bytes (a name that is not valid UTF-8 is sent as its own bytes).
-    public func url(id: ItemID, originalNameBytes: [UInt8], createdAt: Timestamp) -> String {
+    /// `createdAt` is read only if the template has a date part (it parses the json's time).
+    public func url(id: ItemID, originalNameBytes: [UInt8], createdAt: @autoclosure () -> Timestamp) -> String {
         let name = URLTemplate.encodePath(originalNameBytes)
-        let time = CivilTime(createdAt)
+        lazy var time = CivilTime(createdAt())
         var named = false
         var out = ""
         for token in parts {
