@@ -23,12 +23,15 @@ final class SpooldProcess: @unchecked Sendable {
     }
 
     let process = Process()
+    /// Holds the process's stdout and stderr files; removed with this object (every test run
+    /// starts hundreds of processes: left behind, they filled /tmp with tens of thousands of folders).
+    private let dir: URL
     private let outURL: URL
     private let errURL: URL
     private let exited = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil) throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-proc-\(UUID().uuidString)")
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         outURL = dir.appendingPathComponent("stdout")
         errURL = dir.appendingPathComponent("stderr")
@@ -54,6 +57,10 @@ final class SpooldProcess: @unchecked Sendable {
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
                     file: StaticString = #filePath, line: UInt = #line) throws -> Result {
         try SpooldProcess(arguments, environment: environment).wait(timeout: timeout, file: file, line: line)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: dir)
     }
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
