@@ -64,7 +64,9 @@ let package = Package(
             path: "Tests/SpoolTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(name: "SpoolCoreTests", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport", "UploadReceiver"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadReceiverTests", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         .testTarget(

@@ -18,11 +18,11 @@ struct AttemptPhase<Task: AnyObject> {
         /// The hop's answer passed `answerCutBytes` and its task was told to cancel: the status
         /// already received is the outcome.
         case answerCut(Task)
-        /// Past the deadline (its task, if running, told to cancel): it ends with the timeout,
-        /// unless the task completes with an answer.
+        /// Past the deadline (its task, if running, told to cancel): the attempt ends with the
+        /// timeout at once, without waiting for its task.
         case timedOut
-        /// Stopped by `cancelAll` (its task, if running, told to cancel): it ends `.cancelled`,
-        /// unless the task completes with an answer, fails otherwise, or the deadline passes first.
+        /// Stopped by `cancelAll` or its request's cancellation (its task, if running, told to
+        /// cancel): the attempt ends `.cancelled` at once, unless it had already timed out.
         case cancelled
     }
 
@@ -37,6 +37,14 @@ struct AttemptPhase<Task: AnyObject> {
         case .timedOut: .timedOut
         case .cancelled: .cancelled
         case .preparing, .sending, .redirected, .answerCut: nil
+        }
+    }
+
+    /// The hop's task, while one runs: its callbacks belong to this attempt until it ends.
+    var task: Task? {
+        switch state {
+        case .sending(let task), .redirected(let task), .answerCut(let task): task
+        case .preparing, .timedOut, .cancelled: nil
         }
     }
 

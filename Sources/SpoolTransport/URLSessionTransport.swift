@@ -25,13 +25,19 @@ import FoundationNetworking
 ///   deadline of an attempt (all its redirect hops included) is ours: one sweeper timer, running
 ///   only while attempts are in flight, cancels the overdue ones (RELIABILITY rule 10). A timer
 ///   per request would hold its closure until it fired, long after the upload ended.
+/// - Ending an attempt never waits for Foundation: the deadline, a cut answer and a cancel end
+///   the attempt at once with its outcome, close its blob, and only then tell the task to cancel,
+///   on a queue of its own. `cancel` waits for the session's work queue (`workQueue.sync` in
+///   swift-corelibs-foundation 6.3), which a flooding connection kept busy for more than 30 s in
+///   loaded test runs: an attempt that waited for its task there missed its deadline, and the
+///   daemon could not stop. A task ended this way is forgotten: what it reports later is ignored.
 /// - Cancelling: a task whose redirect callback has been answered is never cancelled (it is about
 ///   to complete; FoundationNetworking traps if a cancel overtakes that answer), and a task
 ///   already told to cancel never gets its redirect answered: each attempt's `AttemptPhase`
-///   (preparing, sending, redirected, answer cut, timed out, cancelled) decides both. `cancel`
-///   and making a task wait for the session's work queue (`workQueue.sync` in
-///   swift-corelibs-foundation 6.3), which may itself wait for the delegate queue
-///   (`BoundedOperationQueue`): neither is ever called from the delegate queue.
+///   (preparing, sending, redirected, answer cut, timed out, cancelled) decides both, and
+///   `abandoned` keeps the rule for tasks whose attempt has ended. Neither `cancel` nor making a
+///   task (`workQueue.sync` too, which may itself wait for the delegate queue,
+///   `BoundedOperationQueue`) is ever called from the delegate queue.
 /// - Redirects: URLSession is never allowed to follow one itself (the delegate declines). The 3xx
 ///   comes back here and `RedirectPolicy` decides: a 307/308 to the same origin (or an allowed
 ///   host) is sent again as a fresh task with the same body, method and headers; anything else
@@ -64,15 +70,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var excerpt: [UInt8] = []
         /// Answer bytes of the current hop so far.
         var received: Int64 = 0
-        /// The current hop's answer passed `answerCutBytes` after its status arrived: that status
-        /// is the outcome, however the task ends.
-        var answerCut = false
 
         /// Starts a hop: nothing received yet.
         func resetAnswer() {
             excerpt = []
             received = 0
-            answerCut = false
         }
 
         init(_ request: UploadRequest, url: URL, deadline: DispatchTime, completion: @escaping @Sendable (UploadOutcome) -> Void) {
@@ -88,6 +90,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var attempts: [Int: Attempt] = [:]
         /// Task identifier → attempt key, for the delegate callbacks.
         var keyByTask: [Int: Int] = [:]
+        /// Tasks told to cancel after their attempt ended, until they complete: their redirect
+        /// callback is never answered.
+        var abandoned: Set<Int> = []
     }
 
     private var session: URLSession!
@@ -100,6 +105,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Whether `sweeper` is resumed; changed only under `state`'s lock.
     private let sweeping = Mutex(false)
     private let digests = DispatchQueue(label: "spoold.transport.digests")
+    /// Where ended attempts' tasks are told to cancel: a cancel may wait for Foundation's work
+    /// queue for a long time, and nothing else waits for this queue.
+    private let cancels = DispatchQueue(label: "spoold.transport.cancels")
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -192,33 +200,48 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     public func cancelAll() {
-        let tasks = state.withLock { state in
-            state.attempts.values.compactMap { attempt in attempt.phase.cancel() }
-        }
-        for task in tasks { task.cancel() }
+        for key in state.withLock({ Array($0.attempts.keys) }) { end(key, .cancelled) }
     }
 
     /// Cancels one attempt (`UploadRequest.cancellation`), as `cancelAll` does every one.
-    private func cancel(_ key: Int) {
-        let task = state.withLock { state in state.attempts[key]?.phase.cancel() }
-        task?.cancel()
+    private func cancel(_ key: Int) { end(key, .cancelled) }
+
+    /// Ends an attempt now, whatever its task is doing: reports `stop`'s outcome and tells the
+    /// task, if it may be, to cancel (see the type's note on ending an attempt).
+    private func end(_ key: Int, _ stop: AttemptPhase<URLSessionTask>.Stop) {
+        let ended: (attempt: Attempt, cancel: URLSessionTask?)? = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return nil }
+            let running = attempt.phase.task
+            let cancel = stop == .timedOut ? attempt.phase.timeOut() : attempt.phase.cancel()
+            forget(key, running: running, cancelling: cancel, in: &state)
+            return (attempt, cancel)
+        }
+        guard let ended else { return }
+        ended.attempt.request.release()
+        if let task = ended.cancel { cancels.async { task.cancel() } }
+        ended.attempt.completion(outcome(stop))
+    }
+
+    /// Removes an attempt and its running task's entry, under `state`'s lock: the task's later
+    /// callbacks find nothing; `cancelling` (about to be told to cancel) is kept in `abandoned`.
+    private func forget(_ key: Int, running: URLSessionTask?, cancelling: URLSessionTask?, in state: inout State) {
+        state.attempts[key] = nil
+        if let running { state.keyByTask[running.taskIdentifier] = nil }
+        if let cancelling { state.abandoned.insert(cancelling.taskIdentifier) }
     }
 
     /// Starts (or, after a redirect, restarts) the attempt's task to `url`. The task is made
     /// outside `state`'s lock: making a task waits for the session's own queue, and completions
     /// must not wait for that.
     private func send(_ key: Int, to url: URL) {
-        enum Next { case gone, stop(UploadOutcome), go(UploadRequest, contentDigest: String?) }
-        let next: Next = state.withLock { state in
-            guard let attempt = state.attempts[key] else { return .gone }
-            if let stop = attempt.phase.stop { return .stop(outcome(stop)) }
+        // An attempt that ended (deadline, cancel) while its body was hashed or its next hop
+        // decided is gone from the table: nothing is sent.
+        let found: (request: UploadRequest, contentDigest: String?)? = state.withLock { state in
+            guard let attempt = state.attempts[key] else { return nil }
             attempt.url = url
-            return .go(attempt.request, contentDigest: attempt.contentDigest)
+            return (attempt.request, attempt.contentDigest)
         }
-        guard case .go(let request, let contentDigest) = next else {
-            if case .stop(let outcome) = next { finish(key, outcome) }
-            return
-        }
+        guard let (request, contentDigest) = found else { return }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         // Without it, Foundation on Linux sends "spoold (unknown version)"; a --header wins.
@@ -236,27 +259,25 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             urlRequest.httpBodyStream = BodyInputStream(parts)
         }
         let task = session.dataTask(with: urlRequest)
-        // Cancelled or overdue while the task was being made: it never starts.
-        let stillWanted: Next = state.withLock { state in
-            guard let attempt = state.attempts[key] else { return .gone }
-            if let stop = attempt.phase.taskMade(task) { return .stop(outcome(stop)) }
+        let stillWanted: Bool = state.withLock { state in
+            guard let attempt = state.attempts[key], attempt.phase.taskMade(task) == nil else { return false }
             attempt.resetAnswer()
             state.keyByTask[task.taskIdentifier] = key
-            return next
+            return true
         }
-        switch stillWanted {
-        case .go: task.resume()
-        case .gone: task.cancel()
-        case .stop(let outcome):
-            task.cancel()
-            finish(key, outcome)
+        if stillWanted {
+            task.resume()
+        } else {
+            // Ended while the task was being made: it never starts.
+            cancels.async { task.cancel() }
         }
     }
 
     private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], received: Int64, response: URLResponse?, error: Error?) {
-        let found: (stop: AttemptPhase<URLSessionTask>.Stop?, hops: Int, request: UploadRequest)? = state.withLock { state in
+        let found: (hops: Int, request: UploadRequest)? = state.withLock { state in
             guard let attempt = state.attempts[key] else { return nil }
-            return (attempt.phase.taskEnded(), attempt.hops, attempt.request)
+            _ = attempt.phase.taskEnded()
+            return (attempt.hops, attempt.request)
         }
         guard let found else { return }
         if let failure = found.request.body.failure {
@@ -300,27 +321,17 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             finish(key, outcome)
             return
         }
-        if found.stop == .timedOut {
-            finish(key, timeoutOutcome)
-            return
-        }
-        if found.stop == .cancelled, (error as? URLError)?.code == .cancelled {
-            finish(key, .cancelled)  // by `cancelAll`: the engine hands the attempt back
-            return
-        }
         finish(key, URLSessionTransport.networkOutcome(error))
     }
 
     /// Cancels every attempt past its deadline; stops itself when nothing is in flight.
     private func sweep() {
         let now = DispatchTime.now()
-        let overdue: [URLSessionTask] = state.withLock { state in
+        let overdue: [Int] = state.withLock { state in
             if state.attempts.isEmpty { setSweeping(false) }
-            return state.attempts.values.compactMap { attempt in
-                attempt.deadline <= now ? attempt.phase.timeOut() : nil
-            }
+            return state.attempts.compactMap { key, attempt in attempt.deadline <= now ? key : nil }
         }
-        for task in overdue { task.cancel() }
+        for key in overdue { end(key, .timedOut) }
     }
 
     /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
@@ -355,30 +366,35 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Keeps the first `excerptLength` bytes of the answer and drops the rest; cancels the task
     /// once the answer passes `answerCutBytes`.
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let cut: URLSessionTask? = state.withLock { state in
+        let cut: (key: Int, url: URL, excerpt: [UInt8], received: Int64)? = state.withLock { state in
             guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return nil }
             // The history's excerpt, or with `--success-json` the part of the answer the rule reads.
             let room = max(URLSessionTransport.excerptLength, answerLimit, attempt.request.answerKeep) - attempt.excerpt.count
             if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
             attempt.received += Int64(data.count)
-            guard attempt.received > URLSessionTransport.answerCutBytes, !attempt.answerCut, dataTask.response != nil else { return nil }
-            attempt.answerCut = true
-            return attempt.phase.answerPassedCut()
+            guard attempt.received > URLSessionTransport.answerCutBytes, dataTask.response != nil,
+                  let task = attempt.phase.answerPassedCut() else { return nil }
+            // The task is forgotten (the attempt goes on without it: its status is the outcome).
+            state.keyByTask[task.taskIdentifier] = nil
+            state.abandoned.insert(task.taskIdentifier)
+            defer { attempt.resetAnswer() }
+            return (key, attempt.url, attempt.excerpt, attempt.received)
         }
+        guard let cut else { return }
         // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
-        if let cut { timers.async { cut.cancel() } }
+        cancels.async { dataTask.cancel() }
+        handle(cut.key, url: cut.url, excerpt: cut.excerpt, received: cut.received, response: dataTask.response, error: nil)
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let found: (key: Int, url: URL, excerpt: [UInt8], received: Int64, cut: Bool)? = state.withLock { state in
+        let found: (key: Int, url: URL, excerpt: [UInt8], received: Int64)? = state.withLock { state in
+            state.abandoned.remove(task.taskIdentifier)
             guard let key = state.keyByTask.removeValue(forKey: task.taskIdentifier), let attempt = state.attempts[key] else { return nil }
             defer { attempt.resetAnswer() }
-            return (key, attempt.url, attempt.excerpt, attempt.received, attempt.answerCut)
+            return (key, attempt.url, attempt.excerpt, attempt.received)
         }
         guard let found else { return }
-        // A cut answer ends with "cancelled", but its status arrived: that is the outcome.
-        let answered = found.cut && task.response is HTTPURLResponse
-        handle(found.key, url: found.url, excerpt: found.excerpt, received: found.received, response: task.response, error: answered ? nil : error)
+        handle(found.key, url: found.url, excerpt: found.excerpt, received: found.received, response: task.response, error: error)
     }
 
     /// Declines every redirect: the 3xx comes back to `handle`, which applies `RedirectPolicy`.
@@ -388,7 +404,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         let answer = state.withLock { state in
-            guard let key = state.keyByTask[task.taskIdentifier], let attempt = state.attempts[key] else { return true }
+            guard let key = state.keyByTask[task.taskIdentifier], let attempt = state.attempts[key] else {
+                return !state.abandoned.contains(task.taskIdentifier)
+            }
             return attempt.phase.redirectAsked(task)
         }
         if answer { completionHandler(nil) }

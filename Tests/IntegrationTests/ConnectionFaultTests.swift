@@ -217,8 +217,14 @@ final class ConnectionFaultTests: XCTestCase {
         XCTAssertEqual(attempt["outcome"] as? String, "success")
     }
 
-    /// Runs the daemon on one item against `answer` until the receiver has its request, then stops
-    /// it (it must exit 0, not die); returns the daemon's peak RSS and the item's recorded attempt.
+    /// Runs the daemon on one item against `answer` until the item is recorded in done/, then stops
+    /// it (it must exit 0, not die, within 30 s); returns the daemon's peak RSS and the item's
+    /// recorded attempt.
+    ///
+    /// The peak is read once the receiver has finished the request (for an answer cut short, when
+    /// spoold closed the connection), or 5 s after the item was done: FoundationNetworking closes
+    /// a cut connection when its work queue gets to the cancel, which a loaded machine delayed
+    /// past 30 s in some suite runs; the attempt does not wait for it, and the stop does not either.
     private func runUntilAnswered(_ answer: ScriptedResponse, waitSeconds: Double) throws -> (peakKiB: Int, attempt: [String: Any]) {
         let receiver = try startReceiver(.always(answer))
         let spool = try TestSpool(self)
@@ -226,13 +232,16 @@ final class ConnectionFaultTests: XCTestCase {
         let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--keep-done"])
         addTeardownBlock { daemon.signal(SIGKILL) }
 
-        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: waitSeconds), daemon.readErr())
+        let recorded = waitUntil(timeout: waitSeconds) { spool.files(in: "done").contains { $0.hasSuffix(".json") } }
+        XCTAssertTrue(recorded, "not recorded in done/ within \(waitSeconds) s: \(daemon.readErr())")
+        _ = receiver.waitForRequests(count: 1, timeout: 5)
         let peak = peakResidentKiB(of: daemon)
         daemon.signal(SIGTERM)
         let result = try daemon.wait(timeout: 30)
 
         XCTAssertNil(result.signal, result.stderr)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertTrue(receiver.waitForRequests(count: 1, timeout: 10), "the connection outlived the daemon")
         let json = try spool.json("done/" + XCTUnwrap(spool.files(in: "done").first { $0.hasSuffix(".json") }))
         return (peak, try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first))
     }
