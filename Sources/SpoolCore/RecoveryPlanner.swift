@@ -82,8 +82,8 @@ public enum RecoveryPlanner {
         // Complete a recorded move once it has started (a file already sits at its target). A move
         // that never started is undone by leaving the pair where it is, which is always safe and
         // keeps an operator's `mv` back into pending/ (rule 7). Two moves are completed from the
-        // index alone, wherever the files are: a claim (its synced record is what counts the
-        // attempt before the request goes out) and a recorded success (never uploaded again).
+        // index alone, wherever the files are: a claim (its record, written before the request
+        // goes out, is what counts the attempt) and a recorded success (never uploaded again).
         // That is why `Spool.commit` does not fsync folders for them.
         if let last, let intent = last.to, locations.contains(intent) || isForced(last, locations) {
             target = intent

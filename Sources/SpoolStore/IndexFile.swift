@@ -139,6 +139,11 @@ public final class IndexFile {
         }
     }
 
+    /// Makes the records appended so far durable: one fsync, for appends made with `sync: false`.
+    public func sync() throws {
+        try fs.sync(try currentDescriptor(), label: SpoolFolder.indexFileName)
+    }
+
     /// Rewrites the index as its header plus `live` (the records recovery would still need; the
     /// spool passes none, having synced every folder first), then renames it over the old file,
     /// so a daemon that runs for months keeps a small index.

@@ -224,6 +224,11 @@ public final class Spool {
     /// Makes everything written so far durable with one `syncfs(2)`.
     func syncFileSystem() throws { try fs.syncFileSystem(root, label: path) }
 
+    /// What `record(_:deferringSync:)` left to make durable: the index, or (a large batch with
+    /// staged jsons) the whole file system.
+    private enum PendingSync { case index, wholeFileSystem }
+    private var pendingSync: PendingSync?
+
     /// Moves items between folders, durably, as one batch: stage new json contents in tmp/ and
     /// fsync them, append and sync the index, rename (blob first, json last), fsync each touched
     /// folder once. Claims and recorded successes need no folder fsync: their synced index record
@@ -243,11 +248,29 @@ public final class Spool {
     ///
     /// On a full disk (no room for a staged json or a record) it releases the reserve and tries
     /// once more: recording outcomes is what frees space.
-    public func record(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
-        try usingReserveWhenFull { try recordOnce(transitions) }
+    ///
+    /// - Parameter deferringSync: the records are written but not yet synced: the batch's claims
+    ///   may move and their uploads start at once, and `makeRecordsDurable` (or `apply` of any
+    ///   other transition, which calls it first) syncs them. A process that dies meanwhile leaves
+    ///   them in the page cache, where recovery reads them, so a claim still counts its attempt
+    ///   before the request (rule 4); only a power loss can lose a claim, and with it the count of
+    ///   an attempt that was interrupted anyway.
+    public func record(_ transitions: [SpoolTransition], deferringSync: Bool = false) throws -> RecordedBatch {
+        try usingReserveWhenFull { try recordOnce(transitions, deferringSync: deferringSync) }
     }
 
-    private func recordOnce(_ transitions: [SpoolTransition]) throws -> RecordedBatch {
+    /// Syncs what `record(_:deferringSync:)` wrote, if anything waits: one fsync of the index, or
+    /// one `syncfs` for a large batch.
+    public func makeRecordsDurable() throws {
+        guard let pending = pendingSync else { return }
+        switch pending {
+        case .index: try index.sync()
+        case .wholeFileSystem: try syncFileSystem()
+        }
+        pendingSync = nil
+    }
+
+    private func recordOnce(_ transitions: [SpoolTransition], deferringSync: Bool) throws -> RecordedBatch {
         try reaper.check()
         guard !transitions.isEmpty else { return RecordedBatch(transitions: [], staged: [], wholeFileSystem: false) }
         var staged = Set<Int>()
@@ -258,8 +281,12 @@ public final class Spool {
         }
         CrashPoint.commitAfterStage.reached()
         do {
-            try index.append(transitions.map(\.record), sync: !wholeFileSystem)
-            if wholeFileSystem { try syncFileSystem() }
+            try index.append(transitions.map(\.record), sync: !wholeFileSystem && !deferringSync)
+            if deferringSync {
+                pendingSync = wholeFileSystem || pendingSync == .wholeFileSystem ? .wholeFileSystem : .index
+            } else if wholeFileSystem {
+                try syncFileSystem()
+            }
         } catch {
             // Not recorded, so not happening: the staged copies are nobody's (recovery would remove them too).
             for (i, t) in transitions.enumerated() where staged.contains(i) {
@@ -281,6 +308,10 @@ public final class Spool {
     public func apply(
         _ batch: RecordedBatch, _ positions: some Sequence<Int>, removingInBackground: Bool = false
     ) throws -> [TransitionResult] {
+        // Only a claim moves before its record is durable (see `record`).
+        if pendingSync != nil, positions.contains(where: { batch.transitions[$0].record.operation != .claim }) {
+            try makeRecordsDurable()
+        }
         var dirty = Set<SpoolFolder>()
         var removals: [FileReaper.Removal] = []
         defer { reaper.remove(removals) }
@@ -466,6 +497,7 @@ public final class Spool {
     public func compactIndex() throws {
         // Dropping a `done` record is safe only once its files are gone (and that is durable).
         try reaper.drain()
+        try makeRecordsDurable()
         try syncFolders(Set(SpoolFolder.allCases))
         try index.compact(live: [])
     }

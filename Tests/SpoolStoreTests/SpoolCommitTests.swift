@@ -22,6 +22,28 @@ final class SpoolCommitTests: StoreTestCase {
             metadata: metadata ? item.metadata : nil)
     }
 
+    /// `record(deferringSync:)`: claims move before the records are synced; any other transition of
+    /// the batch first syncs them (its files must not move before its record is durable).
+    func testDeferredRecords_claimsMoveUnsynced_otherTransitionsSyncFirst() throws {
+        let batch = try addItems(2)
+        _ = try spool.commit([claim(batch[1])])
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let success = SpoolTransition(IndexRecord(.done, batch[1].id, from: ItemLocation(.inflight, attempt: 1), to: nil))
+        let recorded = try spool.record([claim(batch[0]), success], deferringSync: true)
+        fs.resetLog()
+
+        XCTAssertEqual(try spool.apply(recorded, [0]), [.moved])
+        XCTAssertEqual(fs.calls(.sync), [], "the claim moved without an fsync")
+        XCTAssertEqual(try spool.apply(recorded, [1]), [.moved])
+        let syncAt = try XCTUnwrap(fs.calls.firstIndex { $0.operation == .sync && $0.name == SpoolFolder.indexFileName })
+        let removedAt = try XCTUnwrap(fs.calls.firstIndex { $0.operation == .remove })
+        XCTAssertLessThan(syncAt, removedAt, "the success's files went before its record was synced")
+        fs.resetLog()
+        try spool.makeRecordsDurable()
+        XCTAssertEqual(fs.calls(.sync), [], "nothing left to sync")
+    }
+
     func testVanishedItem_isReported_andTheRestOfTheBatchMoves() throws {
         let batch = try addItems(3)
         XCTAssertEqual(unlink(temp.path(.pending, "\(batch[1].id).a0.blob")), 0)
