@@ -11,7 +11,7 @@ struct PurgeCommand: SpooldCommand {
         discussion: """
         Items being uploaded (inflight/) are refused while a daemon runs; stop it first.
         An item with an S3 multipart upload in progress has it aborted (AbortMultipartUpload,
-        signed with the credentials from the environment, at most 10 s); the item is purged
+        signed with the credentials from the environment, up to 8 at once, at most 10 s each); the item is purged
         whether or not the store answers.
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
@@ -45,24 +45,33 @@ struct PurgeCommand: SpooldCommand {
             SpoolTransition(ItemLifecycle(location: $0.location, notBefore: now).purge().record(for: $0.id))
         }
         let code = try selection.commit(transitions, on: spool, verb: "purged", context: context)
-        for id in selection.items.map(\.id) { abortMultipartUpload(of: id, spool: spool, context: context) }
+        abortMultipartUploads(of: selection.items.map(\.id), spool: spool, context: context)
         return code
     }
 
-    /// Aborts the item's multipart upload (best effort, bounded), then removes its part log.
-    private func abortMultipartUpload(of id: ItemID, spool: Spool, context: CommandContext) {
-        guard let upload = spool.partLogs.state(of: id) else {
-            spool.partLogs.remove(id)
-            return
-        }
-        defer { spool.partLogs.remove(id) }
+    /// Aborts the items' multipart uploads (best effort, several at once, each bounded), then
+    /// removes their part logs.
+    private func abortMultipartUploads(of ids: [ItemID], spool: Spool, context: CommandContext) {
+        let open = ids.compactMap { id in spool.partLogs.state(of: id).map { (id, $0) } }
+        for id in ids where !open.contains(where: { $0.0 == id }) { spool.partLogs.remove(id) }
+        guard !open.isEmpty else { return }
         guard let (credentials, _) = try? S3Options.credentials(environment: context.environment, command: "purge") else {
-            context.complain("\(id): no S3 credentials to abort its multipart upload \(upload.uploadID); a lifecycle rule cleans it up (README)")
+            for (id, upload) in open {
+                context.complain("\(id): no S3 credentials to abort its multipart upload \(upload.uploadID); a lifecycle rule cleans it up (README)")
+                spool.partLogs.remove(id)
+            }
             return
         }
-        let signer = SigV4Signer(credentials: credentials, region: upload.region)
-        if !S3UploadAbort.abort(uploadID: upload.uploadID, url: upload.url, id: id, signer: signer, clock: context.clock, timeoutSeconds: 10) {
-            context.complain("\(id): the store did not confirm aborting its multipart upload; a lifecycle rule cleans it up (README)")
+        let uploads = open.map { id, upload in
+            S3UploadAbort.Upload(
+                uploadID: upload.uploadID, url: upload.url, id: id, signer: SigV4Signer(credentials: credentials, region: upload.region))
+        }
+        let confirmed = S3UploadAbort.abort(uploads, clock: context.clock, timeoutSeconds: 10)
+        for (upload, ok) in zip(uploads, confirmed) {
+            if !ok {
+                context.complain("\(upload.id): the store did not confirm aborting its multipart upload; a lifecycle rule cleans it up (README)")
+            }
+            spool.partLogs.remove(upload.id)
         }
     }
 }
