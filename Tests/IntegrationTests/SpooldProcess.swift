@@ -65,11 +65,41 @@ final class SpooldProcess: @unchecked Sendable {
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
+    /// Every thread's stack of a hung daemon, for the failure message, when gdb is installed
+    /// (it is not required: a hang in CI is then reported without them). Bounded at 20 s.
+    static func threadStacks(of pid: Int32) -> String {
+        let gdb = "/usr/bin/gdb"
+        guard FileManager.default.isExecutableFile(atPath: gdb) else { return "" }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: gdb)
+        probe.arguments = ["-p", String(pid), "-batch", "-nx", "-ex", "thread apply all bt 30"]
+        let out = Pipe()
+        probe.standardOutput = out
+        probe.standardError = FileHandle.nullDevice
+        probe.standardInput = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return "" }
+        let collected = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var data = Data()
+        DispatchQueue.global().async {
+            data = out.fileHandleForReading.readDataToEndOfFile()
+            collected.signal()
+        }
+        if collected.wait(timeout: .now() + 20) == .timedOut {
+            probe.terminate()
+            return "\n(gdb did not finish within 20 s)"
+        }
+        probe.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("#") || $0.hasPrefix("Thread") }
+        return "\nthreads of the hung daemon (gdb):\n" + text.joined(separator: "\n")
+    }
+
     func wait(timeout: Double, file: StaticString = #filePath, line: UInt = #line) throws -> Result {
         if exited.wait(timeout: .now() + timeout) == .timedOut {
+            let stacks = SpooldProcess.threadStacks(of: process.processIdentifier)
             kill(process.processIdentifier, SIGKILL)
             _ = exited.wait(timeout: .now() + 10)
-            XCTFail("spoold \(process.arguments ?? []) did not finish within \(timeout) s; stderr:\n\(readErr())", file: file, line: line)
+            XCTFail("spoold \(process.arguments ?? []) did not finish within \(timeout) s; stderr:\n\(readErr())\(stacks)",
+                    file: file, line: line)
         }
         let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
         return Result(exitCode: process.terminationStatus, signal: signal, stdout: read(outURL), stderr: readErr())
