@@ -234,8 +234,10 @@ final class ConnectionFaultTests: XCTestCase {
 
         let recorded = waitUntil(timeout: waitSeconds) { spool.files(in: "done").contains { $0.hasSuffix(".json") } }
         XCTAssertTrue(recorded, "not recorded in done/ within \(waitSeconds) s: \(daemon.readErr())")
+        let cutAt = Date()
         _ = receiver.waitForRequests(count: 1, timeout: 5)
         let peak = peakResidentKiB(of: daemon)
+        print("ConnectionFaultTests \(answer.fault): peak RSS \(peak) KiB; connection closed \(Date().timeIntervalSince(cutAt)) s after the outcome was recorded")
         daemon.signal(SIGTERM)
         let result = try daemon.wait(timeout: 30)
 
