@@ -167,7 +167,7 @@ public final class Spool {
         return try fs.closing(fd) { fd in
             let status = try fs.status(of: fd)
             guard status.type == .regular else { throw MetadataError("\(label) is not a regular file") }
-            guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit) else {
+            guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit, sizeHint: status.size) else {
                 throw MetadataError("\(label) is larger than \(limit) bytes")
             }
             return bytes
