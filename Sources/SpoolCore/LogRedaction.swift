@@ -12,7 +12,9 @@ public enum LogRedaction {
     /// A URL ends at white space, a quote or `<>`; trailing `)`, `,`, `;` and `.` are taken as
     /// the sentence's, not the URL's.
     public static func urls(in text: String) -> String {
-        guard text.contains("://") else { return text }
+        // A byte scan first: nearly every line has no URL, and `String.contains` of a string
+        // goes through the generic (and per-line costly) substring search.
+        guard mayContainURL(text) else { return text }
         var out = ""
         var rest = Substring(text)
         while let marker = rest.firstRange(of: "://") {
@@ -79,6 +81,16 @@ public enum LogRedaction {
             let value = parameter[parameter.index(after: eq)...]
             return String(parameter[...eq]) + (value.isEmpty ? "" : placeholder)
         }.joined(separator: "&")
+    }
+
+    /// Whether `text` holds the bytes `://` (a superset of where `firstRange(of: "://")` finds it).
+    static func mayContainURL(_ text: String) -> Bool {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "/"), previous == (UInt8(ascii: ":"), UInt8(ascii: "/")) { return true }
+            previous = (previous.1, byte)
+        }
+        return false
     }
 
     static func isSchemeCharacter(_ c: Character) -> Bool {

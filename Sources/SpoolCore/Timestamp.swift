@@ -36,15 +36,47 @@ extension Timestamp {
     /// `2026-11-21T14:10:03.123Z`: the form used in item metadata and logs.
     public var iso8601: String {
         let c = CivilTime(self)
-        return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):"
-            + "\(pad(c.second, 2)).\(pad(c.millisecond, 3))Z"
+        guard (0...9999).contains(c.year) else {
+            return "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):"
+                + "\(pad(c.second, 2)).\(pad(c.millisecond, 3))Z"
+        }
+        return fixedWidth(c, separated: true)
     }
 
     /// `20261121T141003123Z`: compact, filename-safe, sorts in time order.
     public var compact: String {
         let c = CivilTime(self)
-        return "\(pad(c.year, 4))\(pad(c.month, 2))\(pad(c.day, 2))T\(pad(c.hour, 2))\(pad(c.minute, 2))"
-            + "\(pad(c.second, 2))\(pad(c.millisecond, 3))Z"
+        guard (0...9999).contains(c.year) else {
+            return "\(pad(c.year, 4))\(pad(c.month, 2))\(pad(c.day, 2))T\(pad(c.hour, 2))\(pad(c.minute, 2))"
+                + "\(pad(c.second, 2))\(pad(c.millisecond, 3))Z"
+        }
+        return fixedWidth(c, separated: false)
+    }
+
+    /// The digits of a time whose year has four, written straight into the string: both forms
+    /// are made for every log line and several times per item, and the seven padded
+    /// interpolations cost more than the calendar arithmetic.
+    private func fixedWidth(_ c: CivilTime, separated: Bool) -> String {
+        String(unsafeUninitializedCapacity: separated ? 24 : 19) { bytes in
+            var i = 0
+            func put(_ value: Int, _ width: Int) {
+                var rest = value
+                for k in stride(from: width - 1, through: 0, by: -1) {
+                    bytes[i + k] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                    rest /= 10
+                }
+                i += width
+            }
+            func mark(_ character: Unicode.Scalar, always: Bool = false) {
+                guard separated || always else { return }
+                bytes[i] = UInt8(ascii: character)
+                i += 1
+            }
+            put(c.year, 4); mark("-"); put(c.month, 2); mark("-"); put(c.day, 2); mark("T", always: true)
+            put(c.hour, 2); mark(":"); put(c.minute, 2); mark(":"); put(c.second, 2); mark(".")
+            put(c.millisecond, 3); mark("Z", always: true)
+            return i
+        }
     }
 
     /// Parses the `iso8601` form (fraction optional, `Z` required).

@@ -53,9 +53,15 @@ final class CurlMultiLoop: @unchecked Sendable {
         thread.start()
     }
 
+    /// Wakes the thread only when the inbox was empty: otherwise whoever filled it has woken the
+    /// thread (or is about to), and the thread takes the whole inbox at once. The engine starts
+    /// several uploads per round; a wake-up each cost a `sendto` here and a loop turn there.
     func submit(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.starts.append(transfer) }
-        curl_multi_wakeup(multi)
+        let wasEmpty = inbox.withLock { box in
+            defer { box.starts.append(transfer) }
+            return box.starts.isEmpty && box.cancels.isEmpty && box.cancelUpTo == nil && !box.stopping
+        }
+        if wasEmpty { curl_multi_wakeup(multi) }
     }
 
     func cancel(_ transfer: CurlTransfer) {

@@ -150,18 +150,17 @@ final class CurlTransfer: @unchecked Sendable {
     /// CURLOPT_HEADERFUNCTION: one header line; a status line starts a new response (100 Continue).
     func header(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
         let line = bytes.withMemoryRebound(to: UInt8.self, capacity: count) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: min(count, 8192)), as: UTF8.self)
+            AnswerHeaderLine(UnsafeBufferPointer(start: $0, count: count))
         }
-        if line.hasPrefix("HTTP/") {
+        switch line {
+        case .statusLine:
             retryAfter = nil
             location = nil
             etag = nil
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-            if name == "retry-after" { retryAfter = value }
-            if name == "location" { location = value }
-            if name == "etag" { etag = value }
+        case .retryAfter(let value): retryAfter = value
+        case .location(let value): location = value
+        case .etag(let value): etag = value
+        case .other: break
         }
         return count
     }

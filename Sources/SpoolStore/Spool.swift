@@ -167,7 +167,7 @@ public final class Spool {
         return try fs.closing(fd) { fd in
             let status = try fs.status(of: fd)
             guard status.type == .regular else { throw MetadataError("\(label) is not a regular file") }
-            guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit) else {
+            guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit, sizeHint: status.size) else {
                 throw MetadataError("\(label) is larger than \(limit) bytes")
             }
             return bytes
@@ -621,17 +621,20 @@ public final class Spool {
 
     private func stageMetadata(_ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true) throws {
         let fd: FileDescriptor
-        let reused: Bool
+        /// The size of a reused spare before it is overwritten (0 for a new file).
+        let oldSize: Int64
         if let spare = takeSpareJSON(as: name) {
-            (fd, reused) = (spare, true)
+            (fd, oldSize) = spare
         } else {
             try removeFile(name, in: .tmp)
-            (fd, reused) = (try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600), false)
+            (fd, oldSize) = (try fs.open(name, relativeTo: descriptor(.tmp), flags: [.writeOnly, .create, .exclusive], mode: 0o600), 0)
         }
         do {
             let bytes = MetadataCodec.encode(metadata)
             try fs.writeAll(fd, bytes, label: "tmp/\(name)")
-            if reused { try fs.truncate(fd, to: Int64(bytes.count)) }
+            // Written from offset 0: only a longer old content leaves bytes to cut (jsons of
+            // small items mostly have the same length, and an ftruncate costs a journal update).
+            if oldSize > Int64(bytes.count) { try fs.truncate(fd, to: Int64(bytes.count)) }
             if let notBefore { try fs.setModificationTime(fd, milliseconds: notBefore.millisecondsSinceEpoch) }
             if sync { try fs.sync(fd, label: "tmp/\(name)") }
             fs.close(fd)
@@ -656,10 +659,10 @@ public final class Spool {
         return true
     }
 
-    /// A spare json renamed to `name` in tmp/ and opened for writing, or nil when none is usable.
-    /// Reused only if still the file this process kept: regular, one link, ours, mode 0600 (the
-    /// `O_CREAT|O_EXCL` file of rule 1 it was made as); anything else is removed.
-    private func takeSpareJSON(as name: String) -> FileDescriptor? {
+    /// A spare json renamed to `name` in tmp/ and opened for writing, with its size, or nil when
+    /// none is usable. Reused only if still the file this process kept: regular, one link, ours,
+    /// mode 0600 (the `O_CREAT|O_EXCL` file of rule 1 it was made as); anything else is removed.
+    private func takeSpareJSON(as name: String) -> (FileDescriptor, size: Int64)? {
         let tmp = descriptor(.tmp)
         while let spare = spareJSONs.popLast() {
             guard let fd = try? fs.open(spare, relativeTo: tmp, flags: [.writeOnly, .nonBlocking], mode: 0) else { continue }
@@ -667,7 +670,7 @@ public final class Spool {
                status.owner == Spool.effectiveUser, status.permissions == 0o600,
                (try? fs.rename(spare, in: tmp, to: name, in: tmp)) != nil
             {
-                return fd
+                return (fd, status.size)
             }
             fs.close(fd)
             try? removeFile(spare, in: .tmp)

@@ -39,8 +39,11 @@ public enum FileName {
     }
 
     /// Whether the name's bytes are not valid UTF-8 as they stand (it holds escaped bytes).
+    /// Asked for every name of every system call: the 0xF4 lead byte is looked for in the
+    /// string's contiguous UTF-8 (the generic `UTF8View.contains` was ~0.5 % of the CPU per item).
     public static func isEscaped(_ name: String) -> Bool {
-        name.utf8.contains(0xF4) && name.unicodeScalars.contains { $0.value >= escapeBase }
+        let mayBe = name.utf8.withContiguousStorageIfAvailable { $0.contains(0xF4) } ?? name.utf8.contains(0xF4)
+        return mayBe && name.unicodeScalars.contains { $0.value >= escapeBase }
     }
 
     /// A readable, valid form for a name whose bytes are not UTF-8: each escaped byte as `\xNN`.

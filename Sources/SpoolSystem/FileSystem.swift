@@ -92,14 +92,22 @@ extension FileSystem {
     }
 
     /// Reads at most `limit` bytes; returns nil when the file holds more (a size cap, rule 9).
-    public func readAll(_ fd: FileDescriptor, limit: Int) throws -> [UInt8]? {
+    /// `sizeHint` (the size an fstat saw) sizes the first read: a json of a few hundred bytes
+    /// then costs no zero-filled 64 KiB buffer. Reading goes on to end of file whatever the hint.
+    public func readAll(_ fd: FileDescriptor, limit: Int, sizeHint: Int64? = nil) throws -> [UInt8]? {
+        let chunkSize = 64 * 1024
+        var size = sizeHint.map { Int(min(max($0, 0), Int64(chunkSize - 1))) + 1 } ?? chunkSize
         var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let n = try chunk.withUnsafeMutableBytes { (b) throws in try read(fd, into: b) }
+            var n = 0
+            let chunk = try [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                n = try read(fd, into: UnsafeMutableRawBufferPointer(buffer))
+                count = n
+            }
             if n == 0 { return result }
             if result.count + n > limit { return nil }
-            result.append(contentsOf: chunk[0..<n])
+            if result.isEmpty { result = chunk } else { result.append(contentsOf: chunk) }
+            size = chunkSize
         }
     }
 

@@ -42,4 +42,13 @@ final class LogRedactionTests: XCTestCase {
         XCTAssertEqual(LogRedaction.urls(in: "plain text, 100% done?"), "plain text, 100% done?")
         XCTAssertEqual(LogRedaction.urls(in: "x\"http://h/?a=1\"y"), "x\"http://h/?a=REDACTED\"y")
     }
+
+    /// The byte pre-check lets through only what the Character search then judges as before.
+    func testMarkerSplitByACombiningMark_orCutShort_isNotAURL() {
+        XCTAssertEqual(LogRedaction.urls(in: "x:\u{301}//h/?a=1"), "x:\u{301}//h/?a=1")
+        XCTAssertEqual(LogRedaction.urls(in: "http:/\u{301}/h/?a=1"), "http:/\u{301}/h/?a=1")
+        XCTAssertEqual(LogRedaction.urls(in: "ends with http:/"), "ends with http:/")
+        XCTAssertEqual(LogRedaction.urls(in: "http://"), "http://")
+        XCTAssertEqual(LogRedaction.urls(in: "caf\u{E9} https://h/?k=v"), "caf\u{E9} https://h/?k=REDACTED")
+    }
 }

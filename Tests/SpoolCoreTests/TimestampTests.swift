@@ -84,4 +84,29 @@ final class TimestampTests: XCTestCase {
         XCTAssertEqual(Timestamp(secondsSinceEpoch: 1.0005).millisecondsSinceEpoch, 1001)
         XCTAssertLessThan(Timestamp(millisecondsSinceEpoch: -5), Timestamp(millisecondsSinceEpoch: 3))
     }
+
+    /// Both forms equal the padded fields they were made from before (the reference below), for
+    /// years before 0, after 9999 and every millisecond pattern in between.
+    func testFormats_matchThePaddedFields() {
+        func pad(_ value: Int, _ width: Int) -> String {
+            let s = String(value)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        var state: UInt64 = 0x1234_5678
+        var samples: [Int64] = [0, -1, 1, 253_402_300_799_999, 253_402_300_800_000, -62_167_219_200_000, -62_167_219_200_001,
+                                Int64.max / 2, Int64.min / 2]
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            samples.append(Int64(bitPattern: state) % 400_000_000_000_000)
+        }
+        for ms in samples {
+            let c = CivilTime(Timestamp(millisecondsSinceEpoch: ms))
+            let iso = "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):"
+                + "\(pad(c.second, 2)).\(pad(c.millisecond, 3))Z"
+            let compact = "\(pad(c.year, 4))\(pad(c.month, 2))\(pad(c.day, 2))T\(pad(c.hour, 2))\(pad(c.minute, 2))"
+                + "\(pad(c.second, 2))\(pad(c.millisecond, 3))Z"
+            XCTAssertEqual(Timestamp(millisecondsSinceEpoch: ms).iso8601, iso, "\(ms)")
+            XCTAssertEqual(Timestamp(millisecondsSinceEpoch: ms).compact, compact, "\(ms)")
+        }
+    }
 }

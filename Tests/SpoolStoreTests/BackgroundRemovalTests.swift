@@ -112,4 +112,30 @@ final class BackgroundRemovalTests: StoreTestCase {
         XCTAssertEqual(temp.names(in: .tmp), [], "the linked spare was removed")
         XCTAssertEqual(spool.spareJSONCount, 0)
     }
+
+    func testReusedSpare_isCutOnlyWhenTheNewJsonIsShorter() throws {
+        let (fs, spool, done, gate) = try heldRemovals(2)
+        spool.spareJSONLimit = 2
+        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        gate.signal()
+        try spool.drainRemovals()
+        XCTAssertEqual(spool.spareJSONCount, 2)
+
+        fs.resetLog()
+        try temp.write([1], to: "a-longer-name", in: .incoming)
+        let longer = items.incoming("a-longer-name")
+        XCTAssertEqual(try spool.add([longer]), [.added(longer.id)])
+        XCTAssertEqual(fs.calls(.truncate), [], "a json as long as the spare or longer overwrites all of it")
+        try temp.write([1], to: "n", in: .incoming)
+        let shorter = items.incoming("n")
+        XCTAssertEqual(try spool.add([shorter]), [.added(shorter.id)])
+        XCTAssertEqual(fs.calls(.truncate).count, 1, "a shorter json is cut to its length")
+        XCTAssertEqual(spool.spareJSONCount, 0)
+        for item in [longer, shorter] {
+            let location = ItemLocation(.pending, attempt: 0)
+            let name = ItemFileName(id: item.id, attempt: 0, kind: .json).description
+            let bytes = try XCTUnwrap(FileManager.default.contents(atPath: temp.path(.pending, name)))
+            XCTAssertEqual(Array(bytes), MetadataCodec.encode(try spool.readMetadata(item.id, at: location)), name)
+        }
+    }
 }
