@@ -57,6 +57,22 @@ final class MetadataCodecTests: XCTestCase {
         }
     }
 
+    /// A field added to ItemMetadata or AttemptRecord would be left out by the fast path's
+    /// hand-written encoder and ignored by its decoder: this fails first, so both learn it (and
+    /// the `subset` fixture sets it).
+    func testFastPath_knowsEveryStoredField() throws {
+        let full = try XCTUnwrap(subset.dropFirst().first)
+        XCTAssertEqual(
+            Set(Mirror(reflecting: full).children.compactMap(\.label)),
+            ["id", "originalName", "originalNameBytes", "size", "contentType", "createdAt", "headers", "fields", "url",
+             "attempts", "failureReason", "retriedAt", "version"],
+            "ItemMetadata changed: teach ItemMetadataJSON the new field, or make it decline metadata that has it")
+        XCTAssertEqual(
+            Set(Mirror(reflecting: full.attempts[1]).children.compactMap(\.label)),
+            ["number", "startedAt", "finishedAt", "outcome", "httpStatus", "error", "responseExcerpt"],
+            "AttemptRecord changed: teach ItemMetadataJSON the new field, or make it decline records that have it")
+    }
+
     func testEncode_leavesWhatItCannotWriteToFoundation() throws {
         var unicode = item("café/日本.txt")
         unicode.fields = ["a": "1"]
