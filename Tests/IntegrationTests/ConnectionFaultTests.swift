@@ -1,5 +1,6 @@
 import Foundation
 import UploadReceiver
+import SpoolTestSupport
 import XCTest
 
 /// The URLSession transport against a server that drops connections, answers without end, or

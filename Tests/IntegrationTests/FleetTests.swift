@@ -1,4 +1,5 @@
 import Foundation
+import SpoolTestSupport
 import XCTest
 
 /// Several hosts, each with its own spool and `spoold run`, feeding one distributed store through

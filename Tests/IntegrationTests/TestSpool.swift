@@ -1,4 +1,5 @@
 import Foundation
+import SpoolTestSupport
 import XCTest
 
 /// A spool in a fresh temporary directory, removed when the test ends.
@@ -44,20 +45,6 @@ struct TestSpool {
     }
 }
 
-/// SplitMix64: small and seedable, so a failing run can be replayed from its printed seed.
-struct SeededRandom {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func int(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.count))
-    }
-}
 
 /// Deterministic bytes for payloads, so a mismatch is reproducible: the generator's words in
 /// little-endian order, the last one cut short.

@@ -1,5 +1,6 @@
 import Foundation
 import UploadReceiver
+import SpoolTestSupport
 import XCTest
 
 /// kill -9 at random moments while the daemon works, many times, then drain (RELIABILITY.md,

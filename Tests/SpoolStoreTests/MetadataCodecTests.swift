@@ -1,5 +1,6 @@
 import SpoolCore
 import SpoolStore
+import SpoolTestSupport
 import XCTest
 
 /// `ItemMetadataJSON` (the fast path) against Foundation's coder, which defines the format: the
@@ -170,7 +171,7 @@ final class MetadataCodecTests: XCTestCase {
     /// Damaged copies of real jsons (bytes changed, removed, doubled): whatever the fast path
     /// accepts, Foundation reads the same.
     func testDecode_neverAcceptsWhatFoundationReadsDifferently() throws {
-        var generator = SplitMix(seed: 0x5eed)
+        var generator = SeededRandom(state: 0x5eed)
         let originals = subset.map { MetadataCodec.foundationEncode($0) }
         let alphabet = Array("{}[]:,\" \\/0123456789-.eEnulltruefalse\nabc".utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF]
         var accepted = 0
@@ -189,18 +190,6 @@ final class MetadataCodecTests: XCTestCase {
             XCTAssertEqual(fast, try MetadataCodec.foundationDecode(bytes), String(decoding: bytes, as: UTF8.self))
         }
         XCTAssertGreaterThan(accepted, 100, "some damage leaves valid JSON (a digit or a letter changed)")
-    }
-}
-
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
