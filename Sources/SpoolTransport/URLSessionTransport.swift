@@ -34,7 +34,7 @@ import FoundationNetworking
 /// - Cancelling: a task whose redirect callback has been answered is never cancelled (it is about
 ///   to complete; FoundationNetworking traps if a cancel overtakes that answer), and a task
 ///   already told to cancel never gets its redirect answered: each attempt's `AttemptPhase`
-///   (preparing, sending, redirected, answer cut, timed out, cancelled) decides both, and
+///   (preparing, sending, redirected, answer cut, ended) decides both, and
 ///   `abandoned` keeps the rule for tasks whose attempt has ended. Neither `cancel` nor making a
 ///   task (`workQueue.sync` too, which may itself wait for the delegate queue,
 ///   `BoundedOperationQueue`) is ever called from the delegate queue.
@@ -206,20 +206,20 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Cancels one attempt (`UploadRequest.cancellation`), as `cancelAll` does every one.
     private func cancel(_ key: Int) { end(key, .cancelled) }
 
-    /// Ends an attempt now, whatever its task is doing: reports `stop`'s outcome and tells the
-    /// task, if it may be, to cancel (see the type's note on ending an attempt).
-    private func end(_ key: Int, _ stop: AttemptPhase<URLSessionTask>.Stop) {
+    /// Ends an attempt now with `outcome` (the deadline's, `.cancelled`), whatever its task is
+    /// doing, and tells the task, if it may be, to cancel (see the type's note on ending an attempt).
+    private func end(_ key: Int, _ outcome: UploadOutcome) {
         let ended: (attempt: Attempt, cancel: URLSessionTask?)? = state.withLock { state in
             guard let attempt = state.attempts[key] else { return nil }
             let running = attempt.phase.task
-            let cancel = stop == .timedOut ? attempt.phase.timeOut() : attempt.phase.cancel()
+            let cancel = attempt.phase.end()
             forget(key, running: running, cancelling: cancel, in: &state)
             return (attempt, cancel)
         }
         guard let ended else { return }
         ended.attempt.request.release()
         if let task = ended.cancel { cancels.async { task.cancel() } }
-        ended.attempt.completion(outcome(stop))
+        ended.attempt.completion(outcome)
     }
 
     /// Removes an attempt and its running task's entry, under `state`'s lock: the task's later
@@ -260,7 +260,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         }
         let task = session.dataTask(with: urlRequest)
         let stillWanted: Bool = state.withLock { state in
-            guard let attempt = state.attempts[key], attempt.phase.taskMade(task) == nil else { return false }
+            guard let attempt = state.attempts[key], attempt.phase.taskMade(task) else { return false }
             attempt.resetAnswer()
             state.keyByTask[task.taskIdentifier] = key
             return true
@@ -276,7 +276,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     private func handle(_ key: Int, url: URL, excerpt bytes: [UInt8], received: Int64, response: URLResponse?, error: Error?) {
         let found: (hops: Int, request: UploadRequest)? = state.withLock { state in
             guard let attempt = state.attempts[key] else { return nil }
-            _ = attempt.phase.taskEnded()
+            attempt.phase.taskEnded()
             return (attempt.hops, attempt.request)
         }
         guard let found else { return }
@@ -331,7 +331,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             if state.attempts.isEmpty { setSweeping(false) }
             return state.attempts.compactMap { key, attempt in attempt.deadline <= now ? key : nil }
         }
-        for key in overdue { end(key, .timedOut) }
+        for key in overdue { end(key, timeoutOutcome) }
     }
 
     /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
@@ -348,13 +348,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         guard let attempt = state.withLock({ $0.attempts.removeValue(forKey: key) }) else { return }
         attempt.request.release()
         attempt.completion(outcome)
-    }
-
-    private func outcome(_ stop: AttemptPhase<URLSessionTask>.Stop) -> UploadOutcome {
-        switch stop {
-        case .timedOut: timeoutOutcome
-        case .cancelled: .cancelled
-        }
     }
 
     private var timeoutOutcome: UploadOutcome {
