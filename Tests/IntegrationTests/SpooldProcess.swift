@@ -23,20 +23,28 @@ final class SpooldProcess: @unchecked Sendable {
     }
 
     let process = Process()
-    /// Holds the process's stdout and stderr files; removed with this object (every test run
-    /// starts hundreds of processes: left behind, they filled /tmp with tens of thousands of folders).
-    private let dir: URL
-    private let outURL: URL
-    private let errURL: URL
+    /// The process's stdout and stderr, read through descriptors opened before their folder was
+    /// removed (right after the start): every test run starts hundreds of processes, and XCTest
+    /// keeps each test case, and so each teardown block's process, alive to the end of the run;
+    /// folders left until then filled /tmp with tens of thousands.
+    private let out: FileHandle
+    private let err: FileHandle
+    /// What the process printed, kept once it has exited and been waited for; its descriptors
+    /// are closed then (a run keeps hundreds of these objects alive).
+    private let printed = NSLock()
+    private var finalOutput: (stdout: String, stderr: String)?
     private let exited = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil) throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-proc-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        outURL = dir.appendingPathComponent("stdout")
-        errURL = dir.appendingPathComponent("stderr")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let outURL = dir.appendingPathComponent("stdout")
+        let errURL = dir.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        out = try FileHandle(forReadingFrom: outURL)
+        err = try FileHandle(forReadingFrom: errURL)
         process.executableURL = URL(fileURLWithPath: SpooldProcess.binaryPath)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -59,9 +67,6 @@ final class SpooldProcess: @unchecked Sendable {
         try SpooldProcess(arguments, environment: environment).wait(timeout: timeout, file: file, line: line)
     }
 
-    deinit {
-        try? FileManager.default.removeItem(at: dir)
-    }
 
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
@@ -102,12 +107,31 @@ final class SpooldProcess: @unchecked Sendable {
                     file: file, line: line)
         }
         let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        return Result(exitCode: process.terminationStatus, signal: signal, stdout: read(outURL), stderr: readErr())
+        let output = printed.withLock {
+            if let finalOutput { return finalOutput }
+            let output = (stdout: read(out), stderr: read(err))
+            if !process.isRunning {
+                finalOutput = output
+                try? out.close()
+                try? err.close()
+            }
+            return output
+        }
+        return Result(exitCode: process.terminationStatus, signal: signal, stdout: output.stdout, stderr: output.stderr)
     }
 
-    func readErr() -> String { read(errURL) }
+    func readErr() -> String { printed.withLock { finalOutput?.stderr ?? read(err) } }
 
-    private func read(_ url: URL) -> String {
-        (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+    /// Everything written so far, from byte 0 (`pread`: callers on several threads share the handle).
+    private func read(_ handle: FileHandle) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { pread(handle.fileDescriptor, $0.baseAddress, $0.count, off_t(bytes.count)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
