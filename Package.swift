@@ -65,7 +65,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(name: "SpoolCoreTests", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport", "UploadReceiver"],
+            name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport", "SpoolCurlTransport", "UploadReceiver"],
             swiftSettings: swiftSettings),
         .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadReceiverTests", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),

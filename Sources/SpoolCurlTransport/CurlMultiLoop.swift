@@ -21,6 +21,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         /// `starts.count` when cancelAll was asked: those started before it are cancelled too.
         var cancelUpTo: Int?
         var stopping = false
+        /// The thread has left its loop and cleans up (or has cleaned up) the multi handle: no
+        /// wake-up may reach it any more, and nothing in the inbox would be read.
+        var finished = false
     }
 
     let deadlineSeconds: Double
@@ -56,22 +59,36 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// Wakes the thread only when the inbox was empty: otherwise whoever filled it has woken the
     /// thread (or is about to), and the thread takes the whole inbox at once. The engine starts
     /// several uploads per round; a wake-up each cost a `sendto` here and a loop turn there.
+    /// Queues a transfer for the thread; after `stop`, it completes at once as cancelled.
     func submit(_ transfer: CurlTransfer) {
-        let wasEmpty = inbox.withLock { box in
-            defer { box.starts.append(transfer) }
-            return box.starts.isEmpty && box.cancels.isEmpty && box.cancelUpTo == nil && !box.stopping
+        let accepted = inbox.withLock { box in
+            guard !box.stopping else { return false }
+            // A non-empty inbox already has its wake-up on the way.
+            if box.starts.isEmpty && box.cancels.isEmpty && box.cancelUpTo == nil { wake(box) }
+            box.starts.append(transfer)
+            return true
         }
-        if wasEmpty { curl_multi_wakeup(multi) }
+        if !accepted { transfer.completion(.cancelled) }
     }
 
     func cancel(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.cancels.append(transfer) }
-        curl_multi_wakeup(multi)
+        inbox.withLock { box in
+            box.cancels.append(transfer)
+            wake(box)
+        }
     }
 
     func cancelAll() {
-        inbox.withLock { $0.cancelUpTo = $0.starts.count }
-        curl_multi_wakeup(multi)
+        inbox.withLock { box in
+            box.cancelUpTo = box.starts.count
+            wake(box)
+        }
+    }
+
+    /// `curl_multi_wakeup`, under the inbox's lock, unless the thread has finished: the multi
+    /// handle is freed then (a second `stop`, a cancel after `shutdown`, reached freed memory).
+    private func wake(_ box: Inbox) {
+        if !box.finished { curl_multi_wakeup(multi) }
     }
 
     /// Signalled once the thread has closed every connection (`curl_multi_cleanup`).
@@ -79,8 +96,10 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Ends the thread: what is in flight completes as cancelled.
     func stop() {
-        inbox.withLock { $0.stopping = true }
-        curl_multi_wakeup(multi)
+        inbox.withLock { box in
+            box.stopping = true
+            wake(box)
+        }
     }
 
     /// Ends the thread and waits (at most `seconds`) until its connections are closed. Called
@@ -88,7 +107,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// connection closed by this thread at the same moment was seen to abort with a double free.
     func stopAndWait(seconds: Double) {
         stop()
-        _ = stopped.wait(timeout: .now() + seconds)
+        // Signalled again for the next caller: a second shutdown (or the deinit's) returns at once.
+        if stopped.wait(timeout: .now() + seconds) == .success { stopped.signal() }
     }
 
     private func run() {
@@ -115,6 +135,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             collect()
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+        inbox.withLock { $0.finished = true }
         curl_multi_cleanup(multi)
         stopped.signal()
     }

@@ -28,25 +28,12 @@ final class URLSessionEndingTests: XCTestCase {
         let held = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         addTeardownBlock { release.signal() }
-        transport.start(try request(receiver.baseURL + "/quick")) { _ in
+        transport.start(try uploadRequest(to: receiver.baseURL + "/quick")) { _ in
             held.signal()
             _ = release.wait(timeout: .now() + 20)
         }
         XCTAssertEqual(held.wait(timeout: .now() + 10), .success, "the quick upload was answered")
-        return Wedged(transport: transport, endless: try request(receiver.baseURL + "/endless"), release: release)
-    }
-
-    private func request(_ url: String) throws -> UploadRequest {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-ending-\(UUID().uuidString)")
-        try Data(repeating: 7, count: 1000).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let fd = open(file.path, O_RDONLY | O_CLOEXEC)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        var ids = ItemIDGenerator(processTag: 1)
-        let id = ids.next(at: Timestamp(millisecondsSinceEpoch: 1_795_000_000_000), originalName: nil)
-        return UploadRequest(
-            id: id, attempt: 1, url: url, method: "PUT", body: BlobBody(descriptor: fd, size: 1000),
-            contentType: "application/octet-stream", headers: [:])
+        return Wedged(transport: transport, endless: try uploadRequest(to: receiver.baseURL + "/endless"), release: release)
     }
 
     /// The endless attempt's outcome, if it arrives within `seconds`.
