@@ -306,7 +306,7 @@ public final class Spool {
     ///   background thread instead of being unlinked here (reported `.moved`; a file already gone
     ///   is not noticed). `drainRemovals` waits for them; a failed one fails the next `record`.
     public func apply(
-        _ batch: RecordedBatch, _ positions: some Sequence<Int>, removingInBackground: Bool = false
+        _ batch: RecordedBatch, _ positions: some Collection<Int>, removingInBackground: Bool = false
     ) throws -> [TransitionResult] {
         // Only a claim moves before its record is durable (see `record`).
         if pendingSync != nil, positions.contains(where: { batch.transitions[$0].record.operation != .claim }) {
