@@ -7,6 +7,14 @@ public struct NewItem: Sendable {
         case incoming(String)
         /// A path given to `spoold enqueue`: copied, or renamed with `--move`.
         case external(path: String, move: Bool)
+
+        /// `incoming/NAME` or the path given, for messages.
+        public var label: String {
+            switch self {
+            case .incoming(let name): "incoming/\(name)"
+            case .external(let path, _): path
+            }
+        }
     }
 
     public var source: Source

@@ -431,20 +431,29 @@ public final class Spool {
             let location = ItemLocation(p.item.state, attempt: 0)
             let folder = SpoolFolder(p.item.state)
             let blobName = ItemFileName(id: p.item.id, attempt: 0, kind: .blob).description
-            switch p.blob.kind {
-            case .staged:
-                try fs.rename(blobName, in: descriptor(.tmp), to: blobName, in: descriptor(folder))
-                if let unlink = p.blob.unlinkAfterCommit { sourcesToUnlink.append(unlink) }
-            case .renameFromIncoming(let name):
-                try fs.rename(name, in: p.blob.incomingSubfolder ?? descriptor(.incoming), to: blobName, in: descriptor(folder))
-                if let subfolder = p.blob.incomingSubfolder { dirtySubfolders.append(subfolder) } else { dirty.insert(.incoming) }
-            case .renameFromPath(let source):
-                try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
-                              in: FileDescriptor(rawValue: AT_FDCWD))
+            let json = jsonName(p.item.id, location)
+            do {
+                switch p.blob.kind {
+                case .staged:
+                    try fs.rename(blobName, in: descriptor(.tmp), to: blobName, in: descriptor(folder))
+                    if let unlink = p.blob.unlinkAfterCommit { sourcesToUnlink.append(unlink) }
+                case .renameFromIncoming(let name):
+                    try fs.rename(name, in: p.blob.incomingSubfolder ?? descriptor(.incoming), to: blobName, in: descriptor(folder))
+                    if let subfolder = p.blob.incomingSubfolder { dirtySubfolders.append(subfolder) } else { dirty.insert(.incoming) }
+                case .renameFromPath(let source):
+                    try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
+                                  in: FileDescriptor(rawValue: AT_FDCWD))
+                }
+            } catch let error as SystemError where error.isNotFound && p.blob.kind.isRename {
+                // Its producer removed or renamed the source since it was synced: a lost race,
+                // not a failure of the batch. Its add record names files that never arrive,
+                // which recovery ignores.
+                try? removeFile(json, in: .tmp)
+                results[order[n]] = .rejected("\(p.item.source.label) vanished before it was taken; left to whoever moved it")
+                continue
             }
             CrashPoint.addAfterBlobRename.reached()
-            try fs.rename(jsonName(p.item.id, location), in: descriptor(.tmp), to: jsonName(p.item.id, location),
-                          in: descriptor(folder))
+            try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(folder))
             CrashPoint.addAfterJSONRename.reached()
             dirty.insert(folder)
             results[order[n]] = .added(p.item.id)
@@ -694,7 +703,11 @@ public final class Spool {
     private struct ItemRejection: Error { var reason: String }
 
     private struct PreparedBlob {
-        enum Kind { case staged, renameFromIncoming(String), renameFromPath(String) }
+        enum Kind {
+            case staged, renameFromIncoming(String), renameFromPath(String)
+            /// The blob is the producer's own file, renamed in: it can vanish before the rename.
+            var isRename: Bool { if case .staged = self { false } else { true } }
+        }
         /// A source consumed by copying: removed once the item is durable.
         enum Unlink { case incoming(folder: FileDescriptor, name: String), path(String) }
         var kind: Kind

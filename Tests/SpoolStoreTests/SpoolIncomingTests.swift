@@ -61,4 +61,32 @@ final class SpoolIncomingTests: StoreTestCase {
         XCTAssertTrue(Spool.isWorkInProgress("a/.part"))
         XCTAssertFalse(Spool.isWorkInProgress("a.b/c.d"))
     }
+
+    /// A producer removes a file it dropped while the batch that takes it is made durable (the
+    /// syncfs between the staging and the renames): that file is a lost race, reported, and the
+    /// rest of the batch is added; the daemon used to stop on the failed rename.
+    func testSourceRemovedWhileTheBatchIsSynced_isRejected_andTheRestIsAdded() throws {
+        let n = Spool.fileSystemSyncThreshold
+        for i in 0..<n { try temp.write([UInt8(i)], to: "f\(i)", in: .incoming) }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let batch = (0..<n).map { items.incoming("f\($0)") }
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        fs.hold(.syncFileSystem, until: gate, entered: entered)
+        let victim = temp.path(.incoming, "f3")
+        DispatchQueue.global().async {
+            entered.wait()
+            unlink(victim)
+            gate.signal()
+        }
+        let results = try spool.add(batch)
+
+        XCTAssertEqual(fs.heldCallsTimedOut, 0)
+        guard case .rejected(let reason) = results[3] else { return XCTFail("\(results[3])") }
+        XCTAssertEqual(reason, "incoming/f3 vanished before it was taken; left to whoever moved it")
+        for (i, result) in results.enumerated() where i != 3 { XCTAssertEqual(result, .added(batch[i].id)) }
+        XCTAssertEqual(temp.names(in: .pending).count, 2 * (n - 1))
+        XCTAssertEqual(temp.names(in: .tmp), [], "its staged json is removed")
+    }
 }

@@ -55,8 +55,9 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     private let lock = NSLock()
     private var log: [Call] = []
     private var faults: [Fault] = []
-    private var holds: [(operation: Operation, gate: DispatchSemaphore, matching: @Sendable (Call) -> Bool)] = []
+    private var holds: [(operation: Operation, gate: DispatchSemaphore, entered: DispatchSemaphore?, matching: @Sendable (Call) -> Bool)] = []
     private var opened: [Int32: Opened] = [:]
+    private var holdsTimedOut = 0
     private var scriptedWriterCheck: WriterCheck?
 
     public init() {}
@@ -89,11 +90,16 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     /// Makes every call of `operation` that satisfies `matching` wait until `gate` is signalled
     /// (once: it stays open), for at most 10 s; the call is recorded when it goes ahead. Shows
     /// which thread waits for what.
+    /// `entered`, if given, is signalled as each held call starts to wait.
     public func hold(
-        _ operation: Operation, until gate: DispatchSemaphore, where matching: @escaping @Sendable (Call) -> Bool = { _ in true }
+        _ operation: Operation, until gate: DispatchSemaphore, entered: DispatchSemaphore? = nil,
+        where matching: @escaping @Sendable (Call) -> Bool = { _ in true }
     ) {
-        lock.withLock { holds.append((operation, gate, matching)) }
+        lock.withLock { holds.append((operation, gate, entered, matching)) }
     }
+
+    /// Calls that `hold` let go after 10 s because their gate was never signalled.
+    public var heldCallsTimedOut: Int { lock.withLock { holdsTimedOut } }
 
     // MARK: Naming descriptors
 
@@ -118,7 +124,8 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     private func perform<T>(_ call: Call, _ body: () throws -> T) throws -> T {
         var call = call
         for hold in lock.withLock({ holds }) where hold.operation == call.operation && hold.matching(call) {
-            if hold.gate.wait(timeout: .now() + 10) == .success { hold.gate.signal() }
+            hold.entered?.signal()
+            if hold.gate.wait(timeout: .now() + 10) == .success { hold.gate.signal() } else { lock.withLock { holdsTimedOut += 1 } }
         }
         let injected: Int32? = lock.withLock {
             for i in faults.indices where faults[i].operation == call.operation && faults[i].matching(call) {
