@@ -106,17 +106,29 @@ final class ConnectionFaultTests: XCTestCase {
     // MARK: - Dropped connections
 
     func testDropsAtRandomOffsets_drain_noDeathNoStall_everyItemArrivesWhole() throws {
-        try dropsAtRandomOffsets(daemon: false, seed: UInt64(Date().timeIntervalSince1970))
+        try dropsAtRandomOffsets(daemon: false, seed: UInt64(Date().timeIntervalSince1970), transport: "urlsession")
     }
 
     func testDropsAtRandomOffsets_run_noDeathNoStall_everyItemArrivesWhole() throws {
-        try dropsAtRandomOffsets(daemon: true, seed: UInt64(Date().timeIntervalSince1970) &+ 1)
+        try dropsAtRandomOffsets(daemon: true, seed: UInt64(Date().timeIntervalSince1970) &+ 1, transport: "urlsession")
     }
 
+    func testDropsAtRandomOffsets_curl_run_noDeathNoStall_everyItemArrivesWhole() throws {
+        try dropsAtRandomOffsets(daemon: true, seed: UInt64(Date().timeIntervalSince1970) &+ 2, transport: "curl")
+    }
+
+    /// Attempts that ended on the idle timeout with URLSession: at most one per run. In about one
+    /// run in ten of the random-drop test, libdispatch (under FoundationNetworking) loses the
+    /// write interest of a connection: the socket is writable and its send queue empty, but its
+    /// `EPOLLOUT` is missing from libdispatch's epoll set, so libcurl never sends the rest of the
+    /// body and the attempt waits for the idle timeout (README "Known limits"). libcurl used
+    /// directly polls its own sockets and is allowed none.
+    static let urlSessionStallsAllowed = 1
+
     /// About 50 items, up to four drops each (RST or FIN at a random body offset), then 201.
-    /// The idle timeout is left at its default of 60 s: one stall would blow the time limit.
-    private func dropsAtRandomOffsets(daemon: Bool, seed: UInt64) throws {
-        print("ConnectionFaultTests seed \(seed) (\(daemon ? "run" : "drain"))")
+    /// `--idle-timeout 10`: a stall costs 10 s, and more than the allowed stalls blow the time limit.
+    private func dropsAtRandomOffsets(daemon: Bool, seed: UInt64, transport: String) throws {
+        print("ConnectionFaultTests seed \(seed) (\(daemon ? "run" : "drain"), \(transport))")
         let items = plan(seed: seed, items: 50, maximumDrops: 4)
         let drops = DropScript(items)
         let spool = try TestSpool(self)
@@ -124,7 +136,8 @@ final class ConnectionFaultTests: XCTestCase {
         receiver.setObserver { drops.observe($0) }
         for item in items { try spool.drop(item.name, item.bytes) }
         let arguments = [daemon ? "run" : "drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/",
-                         "--retry-base", "0.05", "--max-backoff", "0.2", "--max-attempts", "6", "--settle", "0", "--keep-done"]
+                         "--retry-base", "0.05", "--max-backoff", "0.2", "--max-attempts", "6", "--settle", "0", "--keep-done",
+                         "--idle-timeout", "10", "--transport", transport]
         let started = Date()
 
         let result: SpooldProcess.Result
@@ -152,16 +165,23 @@ final class ConnectionFaultTests: XCTestCase {
             let json = try spool.json("done/" + name)
             done[json["originalName"] as? String ?? ""] = json
         }
+        var stalls = 0
         for item in items {
             let json = try XCTUnwrap(done[item.name], item.name)
-            let outcomes = (json["attempts"] as? [[String: Any]] ?? []).map { $0["outcome"] as? String ?? "?" }
+            let attempts = json["attempts"] as? [[String: Any]] ?? []
+            let outcomes = attempts.map { $0["outcome"] as? String ?? "?" }
+            let stalled = attempts.filter { ($0["error"] as? String)?.contains("within the idle timeout") == true }.count
+            stalls += stalled
             // Each drop costs one attempt (libcurl may also resend a body on its own after a
             // drop on a reused connection, which the receiver counts as a request).
             XCTAssertEqual(outcomes.last, "success", "\(item.name): \(outcomes)")
             XCTAssertTrue(outcomes.dropLast().allSatisfy { $0 == "retryable" }, "\(item.name): \(outcomes)")
-            XCTAssertLessThanOrEqual(outcomes.count, item.faults.count + 1, "\(item.name): \(outcomes)")
+            XCTAssertLessThanOrEqual(outcomes.count, item.faults.count + 1 + stalled, "\(item.name): \(outcomes)")
             XCTAssertGreaterThanOrEqual(drops.requests(for: item.name), item.faults.count + 1)
         }
+        print("ConnectionFaultTests seed \(seed): \(totalDrops) drops, \(stalls) attempt(s) ended on the idle timeout, \(String(format: "%.1f", elapsed)) s")
+        let allowed = transport == "urlsession" ? ConnectionFaultTests.urlSessionStallsAllowed : 0
+        XCTAssertLessThanOrEqual(stalls, allowed, "attempts that waited for the idle timeout after a drop (seed \(seed))")
     }
 
     func testResetBatch_ofStreamedItems_finishesInSeconds_oneAttemptPerReset() throws {
@@ -178,16 +198,21 @@ final class ConnectionFaultTests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.05", "--settle", "0",
-             "--keep-done"], timeout: 60)
+             "--keep-done", "--idle-timeout", "10"], timeout: 60)
 
         XCTAssertNil(result.signal, result.stderr)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 20, "no attempt waited for the 60 s idle timeout")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20, "no more than one attempt waited for the idle timeout")
         assertDelivered(items, receiver: receiver)
+        var stalls = 0
         for name in spool.files(in: "done") where name.hasSuffix(".json") {
             let attempts = try XCTUnwrap(spool.json("done/" + name)["attempts"] as? [[String: Any]])
-            XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["retryable", "success"])
+            // libdispatch's lost write interest (see `urlSessionStallsAllowed`) costs one idle timeout.
+            let stalled = attempts.filter { ($0["error"] as? String)?.contains("within the idle timeout") == true }.count
+            stalls += stalled
+            XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["retryable"] + Array(repeating: "retryable", count: stalled) + ["success"])
         }
+        XCTAssertLessThanOrEqual(stalls, ConnectionFaultTests.urlSessionStallsAllowed)
     }
 
     // MARK: - Answers
