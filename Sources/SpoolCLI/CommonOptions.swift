@@ -1,4 +1,6 @@
 import ArgumentKit
+import Glibc
+import SpoolCurlTransport
 import SpoolStore
 
 /// Options shared by several commands, declared once so their help reads the same everywhere.
@@ -11,6 +13,53 @@ enum CommonOptions {
         "spool", kind: .value, valueName: "DIR", help: "The spool directory (it must exist).",
         defaultDescription: "$SPOOLD_SPOOL, then ./spool")
     static let json = OptionSpec.flag("json", help: "Print JSON instead of a table.")
+
+    /// `--transport` and the options only libcurl has (`run`, `drain`, and `purge` for its aborts).
+    static let transport = OptionSpec(
+        "transport", valueName: "NAME",
+        help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, a private CA). See README 'Transports'.",
+        defaultDescription: "urlsession")
+    static let cacert = OptionSpec(
+        "cacert", valueName: "FILE", help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA).")
+    static let capath = OptionSpec(
+        "capath", valueName: "DIR", help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash).")
+    static let http11 = OptionSpec.flag(
+        "http1.1",
+        help: "With --transport curl: HTTP/1.1 even where an https server offers HTTP/2 (by default the uploads share one HTTP/2 connection there). See README 'Transports'.")
+
+    /// `--transport` and the options only libcurl has; they are refused with URLSession rather
+    /// than silently ignored (a private CA that is not used would fail every upload obscurely).
+    /// `limitRate`: the command has `--limit-rate`.
+    static func curlOptions(_ arguments: ParsedArguments, command: String, limitRate: Bool) throws -> CurlOptions? {
+        let name = (arguments.value("transport") ?? "urlsession").lowercased()
+        guard name == "curl" || name == "urlsession" else {
+            throw ArgumentError("--transport must be curl or urlsession, not '\(arguments.value("transport")!)'", command: command)
+        }
+        guard name == "curl" else {
+            for option in ["cacert", "capath"] + (limitRate ? ["limit-rate"] : []) where arguments.value(option) != nil {
+                throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
+            }
+            if arguments.flag("http1.1") { throw ArgumentError("--http1.1 needs --transport curl", command: command) }
+            return nil
+        }
+        var options = CurlOptions(http2: !arguments.flag("http1.1"))
+        if let file = arguments.value("cacert") {
+            guard access(file, R_OK) == 0 else { throw ArgumentError("--cacert '\(file)' is not a readable file", command: command) }
+            options.caFile = file
+        }
+        if let directory = arguments.value("capath") {
+            var status = stat()
+            guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw ArgumentError("--capath '\(directory)' is not a directory", command: command)
+            }
+            options.caPath = directory
+        }
+        if limitRate {
+            options.limitRate = try arguments.bytes(
+                "limit-rate", units: .binaryLetters, invalid: "is not a number of bytes per second (e.g. 500K, 2M)")
+        }
+        return options
+    }
 
     static func spoolPath(_ arguments: ParsedArguments, _ context: CommandContext) -> String {
         arguments.value("spool") ?? context.environment["SPOOLD_SPOOL"].flatMap { $0.isEmpty ? nil : $0 } ?? "spool"

@@ -74,16 +74,10 @@ struct DaemonCommand {
                            defaultDescription: "300"),
                 OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
                            defaultDescription: "60"),
-                OptionSpec("transport", valueName: "NAME",
-                           help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, --cacert, --capath, --limit-rate). See README 'Transports'.",
-                           defaultDescription: "urlsession"),
-                OptionSpec("cacert", valueName: "FILE",
-                           help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA)."),
-                OptionSpec("capath", valueName: "DIR",
-                           help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash)."),
+                CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
                 OptionSpec("limit-rate", valueName: "BYTES",
                            help: "With --transport curl: upload at most BYTES per second in all, shared among the uploads at once; a K, M or G suffix multiplies by 1024."),
-                .flag("http1.1", help: "With --transport curl: HTTP/1.1 even where an https server offers HTTP/2 (by default the uploads share one HTTP/2 connection there). See README 'Transports'."),
+                CommonOptions.http11,
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win."),
                 OptionSpec("header-file", kind: .repeatedValue, valueName: "FILE",
@@ -223,7 +217,7 @@ struct DaemonCommand {
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
-        curl = try DaemonCommand.curlOptions(arguments, command: command)
+        curl = try CommonOptions.curlOptions(arguments, command: command, limitRate: true)
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -236,37 +230,6 @@ struct DaemonCommand {
             throw ArgumentError("--progress and --no-progress contradict each other", command: command)
         }
         progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
-    }
-
-    /// `--transport` and the options only libcurl has; they are refused with URLSession rather
-    /// than silently ignored (a private CA that is not used would fail every upload obscurely).
-    static func curlOptions(_ arguments: ParsedArguments, command: String) throws -> CurlOptions? {
-        let name = (arguments.value("transport") ?? "urlsession").lowercased()
-        guard name == "curl" || name == "urlsession" else {
-            throw ArgumentError("--transport must be curl or urlsession, not '\(arguments.value("transport")!)'", command: command)
-        }
-        guard name == "curl" else {
-            for option in ["cacert", "capath", "limit-rate"] where arguments.value(option) != nil {
-                throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
-            }
-            if arguments.flag("http1.1") { throw ArgumentError("--http1.1 needs --transport curl", command: command) }
-            return nil
-        }
-        var options = CurlOptions(http2: !arguments.flag("http1.1"))
-        if let file = arguments.value("cacert") {
-            guard access(file, R_OK) == 0 else { throw ArgumentError("--cacert '\(file)' is not a readable file", command: command) }
-            options.caFile = file
-        }
-        if let directory = arguments.value("capath") {
-            var status = stat()
-            guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
-                throw ArgumentError("--capath '\(directory)' is not a directory", command: command)
-            }
-            options.caPath = directory
-        }
-        options.limitRate = try arguments.bytes(
-            "limit-rate", units: .binaryLetters, invalid: "is not a number of bytes per second (e.g. 500K, 2M)")
-        return options
     }
 
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {

@@ -1,5 +1,6 @@
 import ArgumentKit
 import SpoolCore
+import SpoolCurlTransport
 import SpoolStore
 import SpoolTransport
 
@@ -11,21 +12,28 @@ struct PurgeCommand: SpooldCommand {
         discussion: """
         Items being uploaded (inflight/) are refused while a daemon runs; stop it first.
         An item with an S3 multipart upload in progress has it aborted (AbortMultipartUpload,
-        signed with the credentials from the environment, up to 8 at once, at most 10 s each); the item is purged
-        whether or not the store answers.
+        signed with the credentials from the environment, up to 8 at once, at most 10 s each);
+        the item is purged whether or not the store answers. For a store behind a private CA,
+        give the daemon's --transport curl --cacert FILE (or --capath DIR).
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
-        options: [CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/.")],
+        options: [
+            CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/."),
+            CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.http11,
+        ],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
 
     var spoolPath: String
     var ids: [String]
     var failed: Bool
+    /// `--transport curl` and its TLS options, for the aborts; nil: URLSession.
+    var curl: CurlOptions?
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         ids = arguments.positionals
         failed = arguments.flag("failed")
+        curl = try CommonOptions.curlOptions(arguments, command: "purge", limitRate: false)
         guard failed != !ids.isEmpty else {
             throw ArgumentError(failed ? "give either ids or --failed, not both" : "give the ids to purge, or --failed", command: "purge")
         }
@@ -66,7 +74,14 @@ struct PurgeCommand: SpooldCommand {
             S3UploadAbort.Upload(
                 uploadID: upload.uploadID, url: upload.url, id: id, signer: SigV4Signer(credentials: credentials, region: upload.region))
         }
-        let confirmed = S3UploadAbort.abort(uploads, clock: context.clock, timeoutSeconds: 10)
+        let timeout = 10.0
+        let transport: any UploadTransport = if let curl {
+            CurlTransport(deadlineSeconds: timeout, idleSeconds: timeout, connections: S3UploadAbort.concurrency, options: curl)
+        } else {
+            S3UploadAbort.urlSessionTransport(for: uploads.count, timeoutSeconds: timeout)
+        }
+        defer { (transport as? CurlTransport)?.shutdown() }
+        let confirmed = S3UploadAbort.abort(uploads, transport: transport, clock: context.clock, timeoutSeconds: timeout)
         for (upload, ok) in zip(uploads, confirmed) {
             if !ok {
                 context.complain("\(upload.id): the store did not confirm aborting its multipart upload; a lifecycle rule cleans it up (README)")

