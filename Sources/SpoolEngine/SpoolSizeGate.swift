@@ -90,12 +90,24 @@ public final class SpoolSizeGate: EngineObserver {
             } catch {
                 log.warning("cannot write \(spool.path)/\(SpoolFullMarker.fileName) for 'spoold status': \(error)")
             }
-        } else if let since = fullSince, !refused, Double(queued) < Double(limit.bytes) * SpoolSizeGate.roomAgainShare {
-            fullSince = nil
-            SpoolFullMarker.remove(in: spool)
-            log.info("spool has room again after \(formatSeconds(since.seconds(until: now))) (\(queued) B queued)")
+        } else if !refused {
+            noteRoomAgain(queued: queued, now: now)
         }
         // A file refused only because this turn's items were not queued yet: try again at once.
         return refused && couldDrop ? now : nil
+    }
+
+    /// The last step of a run does not wait: a queue that emptied in it has room all the same.
+    public func engineFinished(_ engine: Engine, now: Timestamp) {
+        guard !refusedThisTurn else { return }
+        noteRoomAgain(queued: queue.total, now: now)
+    }
+
+    /// Full ends (said once, marker removed) when the queue is below `roomAgainShare` of the limit.
+    private func noteRoomAgain(queued: Int64, now: Timestamp) {
+        guard let since = fullSince, Double(queued) < Double(limit.bytes) * SpoolSizeGate.roomAgainShare else { return }
+        fullSince = nil
+        SpoolFullMarker.remove(in: spool)
+        log.info("spool has room again after \(formatSeconds(since.seconds(until: now))) (\(queued) B queued)")
     }
 }

@@ -48,6 +48,12 @@ final class NginxServer {
                     client_max_body_size 0;
                     return 201;
                 }
+                # Fault answers (`CurlHTTP2FaultTests`): busy with a Retry-After, a final refusal,
+                # a redirect to /up/ on the same origin, and a connection closed with no answer.
+                location /busy/ { client_max_body_size 0; add_header Retry-After 7 always; return 503; }
+                location /refuse/ { client_max_body_size 0; return 413; }
+                location ~ ^/moved/(.*)$ { client_max_body_size 0; return 307 $scheme://127.0.0.1:\(port)/up/$1; }
+                location /drop/ { client_max_body_size 0; return 444; }
             }
         }
         """

@@ -1,0 +1,86 @@
+import Foundation
+import XCTest
+
+/// `--transport curl` over HTTP/2 (nginx with TLS and ALPN, trusted with `--cacert`): answers are
+/// classed as over HTTP/1.1, where the status line reads `HTTP/2 503` and header names come
+/// lowercase (`retry-after`). `CurlHTTPFaultTests` covers every fault over HTTP/1.1 against our
+/// own receiver; these are the ones nginx can script.
+final class CurlHTTP2FaultTests: XCTestCase {
+    private var nginx: NginxServer!
+    private var certificate = ""
+
+    override func setUpWithError() throws {
+        let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
+        nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
+        self.certificate = certificate
+        addTeardownBlock { [nginx] in nginx?.stop() }
+    }
+
+    /// Drains one item to `path` on nginx over HTTP/2 and returns the result and the item's json.
+    private func drainOne(
+        _ name: String, _ bytes: [UInt8], to path: String, extra: [String] = []
+    ) throws -> (SpooldProcess.Result, TestSpool) {
+        let spool = try TestSpool(self)
+        try spool.drop(name, bytes)
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:\(nginx.port)/\(path)/", "--settle", "0",
+             "--transport", "curl", "--cacert", certificate, "--retry-base", "0.01"] + extra, timeout: 60)
+        return (result, spool)
+    }
+
+    private func onlyJSON(_ spool: TestSpool, in folder: String) throws -> [String: Any] {
+        let name = try XCTUnwrap(spool.files(in: folder).first { $0.hasSuffix(".json") }, "no json in \(folder)/")
+        return try spool.json(folder + "/" + name)
+    }
+
+    func testBusyWithRetryAfter_isRetryable_andSetsTheNextAttemptTime() throws {
+        let (result, spool) = try drainOne("busy.bin", payload(100_000, seed: 41), to: "busy", extra: ["--max-time", "2"])
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr + nginx.errorLog)  // stopped by --max-time, item still queued
+        let json = try onlyJSON(spool, in: "pending")
+        let attempts = try XCTUnwrap(json["attempts"] as? [[String: Any]])
+        XCTAssertEqual(attempts.count, 1, "the next attempt waits for the Retry-After, past --max-time")
+        XCTAssertEqual(attempts.first?["httpStatus"] as? Int, 503)
+        XCTAssertEqual(attempts.first?["outcome"] as? String, "retryable")
+        XCTAssertEqual(nginx.requests.map(\.protocol), ["HTTP/2.0"])
+        // The json's mtime is the next attempt time: the Retry-After's 7 s after the attempt
+        // (the backoff alone, --retry-base 0.01, would be at once).
+        let name = try XCTUnwrap(spool.files(in: "pending").first { $0.hasSuffix(".json") })
+        let attributes = try FileManager.default.attributesOfItem(atPath: spool.path + "/pending/" + name)
+        let next = try XCTUnwrap(attributes[.modificationDate] as? Date)
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let finished = try XCTUnwrap((attempts.first?["finishedAt"] as? String).flatMap { format.date(from: $0) })
+        XCTAssertEqual(next.timeIntervalSince(finished), 7, accuracy: 1.5, "retry-after (lowercase over HTTP/2) was read")
+    }
+
+    func testRefusal_isFinal_afterOneAttempt() throws {
+        let (result, spool) = try drainOne("big.bin", payload(200_000, seed: 42), to: "refuse")
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let json = try onlyJSON(spool, in: "failed")
+        let attempts = try XCTUnwrap(json["attempts"] as? [[String: Any]])
+        XCTAssertEqual(attempts.map { $0["httpStatus"] as? Int }, [413])
+        XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["final"])
+    }
+
+    func testSameOriginRedirect_sendsTheWholeBodyAgain_overHTTP2() throws {
+        let bytes = payload(3 << 20, seed: 43)
+        let (result, _) = try drainOne("moved.bin", bytes, to: "moved")
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr + nginx.errorLog)
+        let stored = try Data(contentsOf: URL(fileURLWithPath: nginx.root + "/www/up/moved.bin"))
+        XCTAssertTrue(Array(stored) == bytes, "the body re-sent to the Location arrives whole")
+        XCTAssertEqual(nginx.requests.map(\.protocol), ["HTTP/2.0", "HTTP/2.0"])
+    }
+
+    func testConnectionClosedWithoutAnAnswer_isRetryable_everyAttemptCounted() throws {
+        let (result, spool) = try drainOne("drop.bin", payload(50_000, seed: 44), to: "drop", extra: ["--max-attempts", "2"])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let json = try onlyJSON(spool, in: "failed")
+        let attempts = try XCTUnwrap(json["attempts"] as? [[String: Any]])
+        XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["retryable", "retryable"])
+        XCTAssertTrue(attempts.allSatisfy { $0["httpStatus"] == nil }, "\(attempts)")
+    }
+}
