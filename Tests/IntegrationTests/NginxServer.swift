@@ -15,7 +15,9 @@ final class NginxServer {
     /// - Parameters:
     ///   - tls: a certificate and key file (PEM): nginx then speaks HTTPS only.
     ///   - http2: with `tls`, also offer HTTP/2 (ALPN).
-    init(binary: String, tls: (certificate: String, key: String)? = nil, http2: Bool = false) throws {
+    ///   - proxyTo: a port on 127.0.0.1 to pass every request to (an S3 store behind nginx's
+    ///     HTTP/2), with the client's Host, instead of the locations below.
+    init(binary: String, tls: (certificate: String, key: String)? = nil, http2: Bool = false, proxyTo: Int? = nil) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-nginx-\(UUID().uuidString)").path
         for sub in ["www/up", "body", "logs"] {
             try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
@@ -37,6 +39,12 @@ final class NginxServer {
             server {
                 listen 127.0.0.1:\(port)\(tls == nil ? "" : " ssl")\(tls != nil && http2 ? " http2" : "");
                 \(tls.map { "ssl_certificate \($0.certificate); ssl_certificate_key \($0.key);" } ?? "")
+                \(proxyTo.map { """
+                    location / {
+                        client_max_body_size 0; proxy_http_version 1.1; proxy_request_buffering off;
+                        proxy_set_header Host $host:$server_port; proxy_pass http://127.0.0.1:\($0);
+                    }
+                    """ } ?? "")
                 location /up/ {
                     root \(root)/www;
                     dav_methods PUT;
