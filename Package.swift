@@ -6,7 +6,8 @@
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
 //   SpoolTransport  the transport protocol, URLSession uploads and the wall clock; body hashing
-//                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl).
+//                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);
+//                   a flooded connection found and shut down through SpoolSystem's TCPConnections.
 //   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
 //                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
@@ -34,7 +35,7 @@ let package = Package(
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         // Headers: Debian's libssl-dev (scripts/test and scripts/try install it).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "SpoolTransport", dependencies: ["CCrypto", "SpoolCore"], swiftSettings: swiftSettings),
+        .target(name: "SpoolTransport", dependencies: ["CCrypto", "SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         // Headers: Debian's libcurl4-openssl-dev (scripts/test and scripts/try install it).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(

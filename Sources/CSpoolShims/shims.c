@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
@@ -9,11 +10,26 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <linux/tcp.h>
 #include "CSpoolShims.h"
 
 int spoold_syncfs(int fd) { return syncfs(fd); }
 
 int spoold_malloc_trim(void) { return malloc_trim(0); }
+
+int spoold_tcp_bytes_received(int fd, unsigned long long *bytes) {
+    struct tcp_info info;
+    socklen_t length = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return -1;
+    if (length < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) {
+        errno = EOPNOTSUPP;
+        return -1;
+    }
+    *bytes = info.tcpi_bytes_received;
+    return 0;
+}
 
 int spoold_take_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SpoolCore
+import SpoolSystem
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -17,8 +18,9 @@ import FoundationNetworking
 ///   in `seekInputStream` if a stream is offered for it, and sends a short body if not.)
 /// - Answers: tasks have no completion handler, so URLSession does not collect the answer; the
 ///   delegate keeps its first `excerptLength` bytes for the history and drops the rest. An answer
-///   longer than `answerCutBytes` is not read to its end: its status is the outcome and the task is
-///   cancelled, so a fast endless answer ends at once; a trickling one ends at the deadline.
+///   longer than `answerCutBytes` is not read to its end: its status is the outcome, the task is
+///   cancelled and its connection aborted (`breakFlood`), so a fast endless answer ends at once;
+///   a trickling one ends at the deadline.
 ///   The delegate queue pushes back on URLSession (`BoundedOperationQueue`), so at most 1 MiB
 ///   of answer waits for the delegate: memory stays flat whatever the server sends.
 /// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
@@ -107,7 +109,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     private let digests = DispatchQueue(label: "spoold.transport.digests")
     /// Where ended attempts' tasks are told to cancel: a cancel may wait for Foundation's work
     /// queue for a long time, and nothing else waits for this queue.
-    private let cancels = DispatchQueue(label: "spoold.transport.cancels")
+    private let cancels: DispatchQueue
+    /// Where a cut answer's connection is found by its traffic and aborted
+    /// (`breakFlood`), apart from `cancels`, whose cancel may be stuck.
+    private let floods = DispatchQueue(label: "spoold.transport.floods")
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -120,10 +125,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     ///   - idleSeconds: longest silence on the connection.
     ///   - redirects: which redirects are followed.
     ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
+    ///   - cancelQueue: where tasks are told to cancel (a test holds it, as a busy Foundation does).
     public init(
         concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
-        answerLimit: Int = 0
+        answerLimit: Int = 0, cancelQueue: DispatchQueue? = nil
     ) {
+        cancels = cancelQueue ?? DispatchQueue(label: "spoold.transport.cancels")
         self.deadlineSeconds = deadlineSeconds
         self.answerLimit = answerLimit
         self.redirects = redirects
@@ -376,7 +383,30 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         guard let cut else { return }
         // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
         cancels.async { dataTask.cancel() }
+        floods.async { URLSessionTransport.breakFlood() }
         handle(cut.key, url: cut.url, excerpt: cut.excerpt, received: cut.received, response: dataTask.response, error: nil)
+    }
+
+    /// Sampling window and the least rate that counts as a flood (`breakFlood`).
+    static let floodWindowSeconds = 0.05
+    static let floodBytesPerSecond = Double(1 << 20)
+
+    /// Aborts (resets) the connection a server is flooding, found as the TCP connection of this process
+    /// that received the most over `floodWindowSeconds`, at `floodBytesPerSecond` or more. The
+    /// task's `cancel` would close it, but it waits for Foundation's work queue, which the flood
+    /// keeps busy: for seconds, during which FoundationNetworking holds ~5-8 MiB more per second
+    /// (README "Known limits"). The server's next send fails at once; libcurl's next read
+    /// fails and the task ends. Uploads that share the connection with the flooded answer (as
+    /// HTTP/2 streams) lose it too: their attempts are retried.
+    static func breakFlood() {
+        let before = TCPConnections.bytesReceived()
+        usleep(UInt32(floodWindowSeconds * 1_000_000))
+        let after = TCPConnections.bytesReceived()
+        if let fd = FloodingConnection.pick(
+            before: before, after: after, seconds: floodWindowSeconds, minimumBytesPerSecond: floodBytesPerSecond)
+        {
+            TCPConnections.abort(fd)
+        }
     }
 
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -7,6 +7,11 @@
 /// it only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int spoold_syncfs(int fd);
 
+/// getsockopt(fd, IPPROTO_TCP, TCP_INFO): the bytes a TCP socket has received (tcpi_bytes_received,
+/// Linux 4.1+), in `*bytes`. Returns 0, or -1 with errno (ENOTSOCK, EOPNOTSUPP for other sockets).
+/// Glibc's <netinet/tcp.h> lacks the field; <linux/tcp.h> has it.
+int spoold_tcp_bytes_received(int fd, unsigned long long *bytes);
+
 /// malloc_trim(0): returns the free pages of every malloc arena to the kernel. Declared in
 /// <malloc.h>, which Swift's Glibc module does not include. Returns 1 if memory was released.
 int spoold_malloc_trim(void);
