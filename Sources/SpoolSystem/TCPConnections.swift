@@ -6,20 +6,40 @@ import Glibc
 /// connection of a task, and its `cancel` can wait for seconds while a server floods that
 /// connection; `URLSessionTransport` finds the flooded one by its traffic and aborts it.
 public enum TCPConnections {
-    /// Bytes received so far (`TCP_INFO`) by each TCP socket this process holds, by descriptor;
-    /// empty if `/proc` is not mounted.
-    public static func bytesReceived() -> [Int32: UInt64] {
-        guard let folder = opendir("/proc/self/fd") else { return [:] }
+    /// Bytes received so far (`TCP_INFO`) by each TCP connection this process holds to a peer on
+    /// one of `ports` (the servers it uploads to: so a server socket of the same process, whose
+    /// peer is a client's ephemeral port, is never taken for one), by descriptor; empty if
+    /// `/proc` is not mounted.
+    public static func bytesReceived(fromPorts ports: Set<UInt16>) -> [Int32: UInt64] {
+        guard !ports.isEmpty, let folder = opendir("/proc/self/fd") else { return [:] }
         defer { closedir(folder) }
         let own = dirfd(folder)
         var received: [Int32: UInt64] = [:]
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let fd = Int32(name), fd != own else { continue }
+            guard let fd = Int32(name), fd != own, let port = peerPort(fd), ports.contains(port) else { continue }
             var bytes: UInt64 = 0
             if spoold_tcp_bytes_received(fd, &bytes) == 0 { received[fd] = bytes }
         }
         return received
+    }
+
+    /// The peer's port of a connected IPv4 or IPv6 socket, else nil.
+    private static func peerPort(_ fd: Int32) -> UInt16? {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let got = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard got == 0 else { return nil }
+        switch Int32(address.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
+        case AF_INET6:
+            return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin6_port) } }
+        default:
+            return nil
+        }
     }
 
     /// Aborts the connection: `connect(2)` to `AF_UNSPEC` makes Linux reset it (`tcp_disconnect`

@@ -113,6 +113,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Where a cut answer's connection is found by its traffic and aborted
     /// (`breakFlood`), apart from `cancels`, whose cancel may be stuck.
     private let floods = DispatchQueue(label: "spoold.transport.floods")
+    /// The sweeper's view of every connection's traffic (`watchFloods`).
+    private let floodWatch = Mutex(FloodWatch())
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -339,6 +341,21 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             return state.attempts.compactMap { key, attempt in attempt.deadline <= now ? key : nil }
         }
         for key in overdue { end(key, timeoutOutcome) }
+        watchFloods(at: now)
+    }
+
+    /// Connections flooded where the 1 MiB cut does not see (a redirect's body, which
+    /// FoundationNetworking collects whole before spoold hears of the redirect) are aborted once
+    /// they received at `floodBytesPerSecond` or more for two sweeps in a row (`FloodWatch`): the
+    /// task ends with a network error, which is retried. Before, such a body grew the daemon by
+    /// ~5 MiB a second until `--timeout`.
+    private func watchFloods(at now: DispatchTime) {
+        let sample = TCPConnections.bytesReceived(fromPorts: serverPorts())
+        let seconds = Double(now.uptimeNanoseconds) / 1e9
+        let flooded = floodWatch.withLock {
+            $0.observe(sample, at: seconds, minimumBytesPerSecond: URLSessionTransport.floodBytesPerSecond)
+        }
+        if let flooded { TCPConnections.abort(flooded) }
     }
 
     /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
@@ -347,6 +364,23 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             guard running != on else { return }
             running = on
             if on { sweeper.resume() } else { sweeper.suspend() }
+        }
+    }
+
+    /// The ports of the servers the attempts in flight talk to (and `url`'s): only connections to
+    /// them are watched for floods.
+    private func serverPorts(also url: URL? = nil) -> Set<UInt16> {
+        var ports = state.withLock { Set($0.attempts.values.compactMap { URLSessionTransport.port(of: $0.url) }) }
+        if let url, let port = URLSessionTransport.port(of: url) { ports.insert(port) }
+        return ports
+    }
+
+    private static func port(of url: URL) -> UInt16? {
+        if let port = url.port { return UInt16(exactly: port) }
+        switch url.scheme?.lowercased() {
+        case "https": return 443
+        case "http": return 80
+        default: return nil
         }
     }
 
@@ -383,7 +417,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         guard let cut else { return }
         // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
         cancels.async { dataTask.cancel() }
-        floods.async { URLSessionTransport.breakFlood() }
+        let ports = serverPorts(also: cut.url)
+        floods.async { URLSessionTransport.breakFlood(fromPorts: ports) }
         handle(cut.key, url: cut.url, excerpt: cut.excerpt, received: cut.received, response: dataTask.response, error: nil)
     }
 
@@ -398,10 +433,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// (README "Known limits"). The server's next send fails at once; libcurl's next read
     /// fails and the task ends. Uploads that share the connection with the flooded answer (as
     /// HTTP/2 streams) lose it too: their attempts are retried.
-    static func breakFlood() {
-        let before = TCPConnections.bytesReceived()
+    static func breakFlood(fromPorts ports: Set<UInt16>) {
+        let before = TCPConnections.bytesReceived(fromPorts: ports)
         usleep(UInt32(floodWindowSeconds * 1_000_000))
-        let after = TCPConnections.bytesReceived()
+        let after = TCPConnections.bytesReceived(fromPorts: ports)
         if let fd = FloodingConnection.pick(
             before: before, after: after, seconds: floodWindowSeconds, minimumBytesPerSecond: floodBytesPerSecond)
         {
