@@ -426,13 +426,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     static let floodWindowSeconds = 0.05
     static let floodBytesPerSecond = Double(1 << 20)
 
-    /// Aborts (resets) the connection a server is flooding, found as the TCP connection of this process
-    /// that received the most over `floodWindowSeconds`, at `floodBytesPerSecond` or more. The
-    /// task's `cancel` would close it, but it waits for Foundation's work queue, which the flood
-    /// keeps busy: for seconds, during which FoundationNetworking holds ~5-8 MiB more per second
-    /// (README "Known limits"). The server's next send fails at once; libcurl's next read
-    /// fails and the task ends. Uploads that share the connection with the flooded answer (as
-    /// HTTP/2 streams) lose it too: their attempts are retried.
+    /// Aborts (resets) the connection a server is flooding: of this process's TCP connections to
+    /// `ports`, the one that received the most over `floodWindowSeconds`, at `floodBytesPerSecond`
+    /// or more. The task's `cancel` would close it, but it waits for Foundation's work queue,
+    /// which the flood keeps busy: for seconds, during which FoundationNetworking holds ~5-8 MiB
+    /// more per second (README "Bodies and answers"). The server's next send fails at once;
+    /// libcurl's next read fails and the task ends. Uploads that share the connection with the
+    /// flooded answer (as HTTP/2 streams) lose it too: their attempts are retried.
     static func breakFlood(fromPorts ports: Set<UInt16>) {
         let before = TCPConnections.bytesReceived(fromPorts: ports)
         usleep(UInt32(floodWindowSeconds * 1_000_000))
