@@ -20,11 +20,23 @@ final class FloodWatchTests: XCTestCase {
         XCTAssertNil(watch.observe([4: 2_000_100], at: 14, minimumBytesPerSecond: rate), "the suspect went away")
     }
 
-    func testTimeThatDidNotMove_comparesNothing() {
+    func testSamplesCloserThanAWindow_areSkipped_soShortSweepsNeedTwoFullSeconds() {
+        // A sweep every 0.25 s (a short --timeout): 600 KB in half a second is one answer, not a flood.
+        var watch = FloodWatch()
+        _ = watch.observe([4: 0], at: 10, minimumBytesPerSecond: rate)
+        XCTAssertNil(watch.observe([4: 300_000], at: 10.25, minimumBytesPerSecond: rate))
+        XCTAssertNil(watch.observe([4: 600_000], at: 10.5, minimumBytesPerSecond: rate))
+        XCTAssertNil(watch.observe([4: 600_000], at: 11, minimumBytesPerSecond: rate), "600 KB over the first second")
+        XCTAssertNil(watch.observe([4: 3_000_000], at: 12, minimumBytesPerSecond: rate), "one second of flood: a suspect")
+        XCTAssertNil(watch.observe([4: 4_000_000], at: 12.5, minimumBytesPerSecond: rate), "half a window: skipped")
+        XCTAssertEqual(watch.observe([4: 6_000_000], at: 13, minimumBytesPerSecond: rate), 4)
+    }
+
+    func testAClockThatWentBack_dropsTheSuspect() {
         var watch = FloodWatch()
         _ = watch.observe([4: 0], at: 10, minimumBytesPerSecond: rate)
         XCTAssertNil(watch.observe([4: 5_000_000], at: 11, minimumBytesPerSecond: rate))
-        XCTAssertNil(watch.observe([4: 9_000_000], at: 11, minimumBytesPerSecond: rate), "no time passed: the suspect is dropped")
-        XCTAssertNil(watch.observe([4: 14_000_000], at: 12, minimumBytesPerSecond: rate), "suspected again, not yet twice in a row")
+        XCTAssertNil(watch.observe([4: 9_000_000], at: 5, minimumBytesPerSecond: rate), "time went back: the suspect is dropped")
+        XCTAssertNil(watch.observe([4: 14_000_000], at: 6, minimumBytesPerSecond: rate), "suspected again, not yet twice in a row")
     }
 }
