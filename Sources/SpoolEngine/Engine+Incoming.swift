@@ -74,8 +74,10 @@ extension Engine {
         } else if event.name.hasSuffix(SpoolFolder.sidecarSuffix) || event.has(InotifyWatcher.created) {
             return  // sidecars travel with their file; a created file is announced by its close
         } else if event.has(InotifyWatcher.closeWrite) {
+            reportedNames.remove(path)  // a new file under a name reported before is judged afresh
             take(path)  // each close of a writer is a complete file
         } else {
+            reportedNames.remove(path)
             considerRenamedIn(path, now: now)
         }
     }
@@ -162,11 +164,13 @@ extension Engine {
             incomingFolders[wd] = nil
         }
         incomingAnnounced = incomingAnnounced.filter { !$0.hasPrefix(prefix) }
+        reportedNames = reportedNames.filter { !$0.hasPrefix(prefix) }
         incomingSettling = incomingSettling.filter { !$0.key.hasPrefix(prefix) }
         incomingLooks = incomingLooks.filter { !$0.key.hasPrefix(prefix) }
     }
 
     private func forgetFile(_ path: String) {
+        reportedNames.remove(path)
         incomingAnnounced.remove(path)
         incomingSettling[path] = nil
         incomingLooks[path] = nil
@@ -364,7 +368,9 @@ extension Engine {
                     log.debug("took incoming/\(name) as \(id)")
                 }
             case .rejected(let reason):
-                reportOnce(name, reason)
+                // Remembered (not taken again, not said again) only while the file is there: a
+                // file its producer took back is gone, and a new one under its name is new.
+                if (try? spool.incomingStatus(name)) == nil { log.warning(reason) } else { reportOnce(name, reason) }
             }
         }
     }

@@ -47,6 +47,7 @@ public final class Engine {
     /// The lease fallback was announced in the log (once per daemon).
     var reportedLeaseFallback = false
     /// Names reported once as unusable (symlinks, FIFOs, folders...), so the log is not flooded.
+    /// A name leaves when its file is renamed away, or when inotify announces a new file under it.
     var reportedNames = Set<String>()
     var nextRescan: Timestamp
     /// `drain --max-time`: when to stop taking work.
