@@ -49,6 +49,7 @@ extension Engine {
         incomingSettling.removeAll()
         incomingLooks.removeAll()
         reportedNames.removeAll()
+        refusedLooks.removeAll()
         incomingWatch = try events.watch(spool.descriptor(.incoming), label: "\(spool.path)/incoming", mask: InotifyWatcher.incomingFolder)
         incomingFolders[incomingWatch] = ""
         try scanIncoming(now: now)
@@ -74,10 +75,10 @@ extension Engine {
         } else if event.name.hasSuffix(SpoolFolder.sidecarSuffix) || event.has(InotifyWatcher.created) {
             return  // sidecars travel with their file; a created file is announced by its close
         } else if event.has(InotifyWatcher.closeWrite) {
-            reportedNames.remove(path)  // a new file under a name reported before is judged afresh
+            forgetReport(path)  // a new file under a name reported before is judged afresh
             take(path)  // each close of a writer is a complete file
         } else {
-            reportedNames.remove(path)
+            forgetReport(path)
             considerRenamedIn(path, now: now)
         }
     }
@@ -100,6 +101,7 @@ extension Engine {
             },
             visit: { folder, fd, entries in considerEntries(entries, in: folder, fd, renamedIn: false, present: &present, now: now) })
         reportedNames.formIntersection(present)
+        refusedLooks = refusedLooks.filter { present.contains($0.key) }
         incomingLooks = incomingLooks.filter { present.contains($0.key) }
         incomingSettling = incomingSettling.filter { present.contains($0.key) }
     }
@@ -165,12 +167,13 @@ extension Engine {
         }
         incomingAnnounced = incomingAnnounced.filter { !$0.hasPrefix(prefix) }
         reportedNames = reportedNames.filter { !$0.hasPrefix(prefix) }
+        refusedLooks = refusedLooks.filter { !$0.key.hasPrefix(prefix) }
         incomingSettling = incomingSettling.filter { !$0.key.hasPrefix(prefix) }
         incomingLooks = incomingLooks.filter { !$0.key.hasPrefix(prefix) }
     }
 
     private func forgetFile(_ path: String) {
-        reportedNames.remove(path)
+        forgetReport(path)
         incomingAnnounced.remove(path)
         incomingSettling[path] = nil
         incomingLooks[path] = nil
@@ -196,6 +199,12 @@ extension Engine {
         guard status.type == .regular else {
             reportOnce(name, "incoming/\(name) is not a regular file (\(status.type)); left alone")
             return
+        }
+        // A file that could not be taken (unreadable) is tried again once its owner, mode, size,
+        // mtime or inode changed: the operator fixed it, or a new file took its name.
+        if let refused = refusedLooks[name], refused != RefusedLook(status) {
+            refusedLooks[name] = nil
+            reportedNames.remove(name)
         }
         let settledAt = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds).adding(seconds: configuration.settleSeconds)
         guard settledAt <= now else {
@@ -370,9 +379,19 @@ extension Engine {
             case .rejected(let reason):
                 // Remembered (not taken again, not said again) only while the file is there: a
                 // file its producer took back is gone, and a new one under its name is new.
-                if (try? spool.incomingStatus(name)) == nil { log.warning(reason) } else { reportOnce(name, reason) }
+                if let status = try? spool.incomingStatus(name) {
+                    reportOnce(name, reason)
+                    if status.type == .regular { refusedLooks[name] = RefusedLook(status) }
+                } else {
+                    log.warning(reason)
+                }
             }
         }
+    }
+
+    private func forgetReport(_ name: String) {
+        reportedNames.remove(name)
+        refusedLooks[name] = nil
     }
 
     func reportOnce(_ name: String, _ message: String) {

@@ -49,6 +49,9 @@ public final class Engine {
     /// Names reported once as unusable (symlinks, FIFOs, folders...), so the log is not flooded.
     /// A name leaves when its file is renamed away, or when inotify announces a new file under it.
     var reportedNames = Set<String>()
+    /// Regular files among `reportedNames` that could not be taken (unreadable), as they were
+    /// then: a rescan that finds one changed takes it again (`considerScanned`).
+    var refusedLooks: [String: RefusedLook] = [:]
     var nextRescan: Timestamp
     /// `drain --max-time`: when to stop taking work.
     var runDeadline: Timestamp?
@@ -95,6 +98,21 @@ public final class Engine {
         var modifiedMilliseconds: Int64
         /// When this size and mtime were first seen.
         var since: Timestamp
+    }
+
+    /// What identifies a refused file's state: any change (chmod, chown, a rewrite, a new file
+    /// under the name) is a reason to try it again.
+    struct RefusedLook: Equatable {
+        var inode: UInt64
+        var owner: UInt32
+        var permissions: UInt32
+        var size: Int64
+        var modifiedMilliseconds: Int64
+
+        init(_ status: FileStatus) {
+            (inode, owner, permissions) = (status.inode, status.owner, status.permissions)
+            (size, modifiedMilliseconds) = (status.size, status.modifiedMilliseconds)
+        }
     }
 
     /// An upload in progress: what it was started with, to finish its record.

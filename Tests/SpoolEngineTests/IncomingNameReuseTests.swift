@@ -6,7 +6,7 @@ import XCTest
 
 /// A name reported as unusable in incoming/ is not a name banned for good: a file its producer
 /// took back before it was taken, or a FIFO replaced by a regular file, leaves the name free for
-/// the next file. Before, the name stayed on the list of reported names, and every later file
+/// the next file, and an unreadable file is tried again once it changed. Before, the name stayed on the list of reported names, and every later file
 /// under it waited in incoming/ without a word.
 final class IncomingNameReuseTests: EngineTestCase {
     private func uploadedNames(_ embedded: EmbeddedEngine) -> [String] {
@@ -43,6 +43,26 @@ final class IncomingNameReuseTests: EngineTestCase {
         try embedded.advanceTime(by: 0)
 
         XCTAssertEqual(uploadedNames(embedded), ["pipe.dat"])
+        XCTAssertEqual(temp.names(in: .incoming), [])
+    }
+
+    /// A file that could not be opened is left alone, and not tried at every rescan; once it
+    /// changes (here its mode, as an operator's chmod would), the next rescan takes it.
+    func testUnreadableFile_isTakenAtTheRescanAfterItChanged_notBefore() throws {
+        try drop("locked.bin")
+        fs.failCall(.open, errno: EACCES) { $0.name == "locked.bin" }
+        let embedded = try start(configuration(settle: 0))
+        embedded.transport.autoAnswer = .status(201)
+        try embedded.advanceTime(by: 0)
+        XCTAssertEqual(uploadedNames(embedded), [])
+        XCTAssertEqual(temp.names(in: .incoming), ["locked.bin"], "left where it was")
+
+        try embedded.advanceTime(by: 61)
+        XCTAssertEqual(uploadedNames(embedded), [], "unchanged: not tried again")
+
+        XCTAssertEqual(chmod(temp.path(.incoming, "locked.bin"), 0o640), 0)
+        try embedded.advanceTime(by: 61)
+        XCTAssertEqual(uploadedNames(embedded), ["locked.bin"])
         XCTAssertEqual(temp.names(in: .incoming), [])
     }
 }
