@@ -13,7 +13,7 @@
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
 //   ArgumentKit     our small command-line parser (no package dependencies allowed).
 //   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
-//   spoold          main.swift only.
+//   spoold          main.swift only (and the raised descriptor limit, before anything opens one).
 //   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out.
 //   spoold-bench    the benchmark's helpers: the bare URLSession loop, request timing, codec timings.
 import PackageDescription
@@ -53,7 +53,7 @@ let package = Package(
                 "SpoolEngine",
             ],
             swiftSettings: swiftSettings),
-        .executableTarget(name: "spoold", dependencies: ["SpoolCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "spoold", dependencies: ["SpoolCLI", "SpoolSystem"], swiftSettings: swiftSettings),
         .target(name: "UploadReceiver", swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         // The benchmark's baseline: a bare URLSession upload loop with no durability (scripts/bench).

@@ -5,6 +5,13 @@ import SpoolSystem
 extension Engine {
     /// Most files taken in one round, so uploads keep flowing while a big drop is ingested.
     static let ingestBatchLimit = 1024
+    /// Most subfolders of incoming/ one batch takes files from (each is held open until the
+    /// batch is durable): 256, or a quarter of the descriptor limit if that is lower (spoold
+    /// raises the limit at start, `OpenFileLimit`, but a hard limit may be low).
+    static let ingestFolderLimit: Int = {
+        guard let limit = OpenFileLimit.current else { return 64 }
+        return Int(max(8, min(256, limit / 4)))
+    }()
 
     /// Reads inotify: arrivals in incoming/ and its subfolders are taken at once; new subfolders
     /// are watched and scanned; a json moved into pending/ by an operator (`mv failed/* pending/`,
@@ -318,7 +325,14 @@ extension Engine {
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
         let names = takeAnnounced(intakeBatchLimit(now: now))
+        var folders = Set<Substring>()
         for (n, name) in names.enumerated() {
+            // Each subfolder a batch takes files from stays open until the batch is durable:
+            // files from more folders than `ingestFolderLimit` wait for the next batch.
+            if let slash = name.lastIndex(of: "/"), folders.insert(name[..<slash]).inserted, folders.count > Engine.ingestFolderLimit {
+                putBackAnnounced(names[n...])
+                break
+            }
             // Full (--max-spool-size): this and later files wait, announced, in incoming/.
             if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) {
                 putBackAnnounced(names[n...])

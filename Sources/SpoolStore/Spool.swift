@@ -386,15 +386,16 @@ public final class Spool {
         var results = [AddResult?](repeating: nil, count: items.count)
         var order: [Int] = []
         let wholeFileSystem = 2 * items.count >= Spool.fileSystemSyncThreshold
-        // Subfolders of incoming/ holding sources, open until their renames are durable.
-        var openedFolders: [FileDescriptor] = []
-        defer { for fd in openedFolders { fs.close(fd) } }
+        // Subfolders of incoming/ holding sources, by path: opened once per batch (a `tar -x` of
+        // a thousand files into one folder holds one descriptor, not a thousand), open until
+        // their renames are durable.
+        var openedFolders: [String: FileDescriptor] = [:]
+        defer { for fd in openedFolders.values { fs.close(fd) } }
         do {
             for (i, item) in items.enumerated() {
                 do {
                     var item = item
-                    let blob = try prepareBlob(for: item, sync: !wholeFileSystem)
-                    if let folder = blob.incomingSubfolder { openedFolders.append(folder) }
+                    let blob = try prepareBlob(for: item, sync: !wholeFileSystem, folders: &openedFolders)
                     item.metadata.size = blob.size
                     try stageMetadata(
                         item.metadata, as: jsonName(item.id, ItemLocation(item.state, attempt: 0)), notBefore: nil,
@@ -425,7 +426,7 @@ public final class Spool {
         }
         CrashPoint.addAfterIndex.reached()
         var dirty: Set<SpoolFolder> = [.tmp]
-        var dirtySubfolders: [FileDescriptor] = []
+        var dirtySubfolders: [Int32: FileDescriptor] = [:]
         var sourcesToUnlink: [PreparedBlob.Unlink] = []
         for (n, p) in prepared.enumerated() {
             let location = ItemLocation(p.item.state, attempt: 0)
@@ -439,7 +440,9 @@ public final class Spool {
                     if let unlink = p.blob.unlinkAfterCommit { sourcesToUnlink.append(unlink) }
                 case .renameFromIncoming(let name):
                     try fs.rename(name, in: p.blob.incomingSubfolder ?? descriptor(.incoming), to: blobName, in: descriptor(folder))
-                    if let subfolder = p.blob.incomingSubfolder { dirtySubfolders.append(subfolder) } else { dirty.insert(.incoming) }
+                    if let subfolder = p.blob.incomingSubfolder { dirtySubfolders[subfolder.rawValue] = subfolder } else {
+                        dirty.insert(.incoming)
+                    }
                 case .renameFromPath(let source):
                     try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
                                   in: FileDescriptor(rawValue: AT_FDCWD))
@@ -460,7 +463,7 @@ public final class Spool {
         }
         if wholeFileSystem { try syncFileSystem() } else {
             try syncFolders(dirty)
-            for subfolder in dirtySubfolders { try fs.sync(subfolder, label: "\(path)/incoming/...") }
+            for subfolder in dirtySubfolders.values { try fs.sync(subfolder, label: "\(path)/incoming/...") }
         }
         CrashPoint.addAfterFolderSync.reached()
         for unlink in sourcesToUnlink {
@@ -720,30 +723,37 @@ public final class Spool {
     /// Opens the source safely (no links followed in incoming/ or its subfolders, never blocking
     /// on a FIFO), checks it is a regular file, and either fsyncs it for a rename or copies it
     /// into tmp/. A source in a subfolder of incoming/ keeps that folder open in the result.
-    private func prepareBlob(for item: NewItem, sync: Bool) throws -> PreparedBlob {
+    /// - Parameter folders: the subfolders of incoming/ this batch has open, by path; a source's
+    ///   folder is opened once and added there (the caller closes them).
+    private func prepareBlob(for item: NewItem, sync: Bool, folders: inout [String: FileDescriptor]) throws -> PreparedBlob {
         switch item.source {
         case .incoming(let path):
             let label = "incoming/\(path)"
-            let parent: (folder: FileDescriptor, name: String, owned: Bool)
+            var components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+            let leaf = components.popLast() ?? ""
+            let folderPath = components.joined(separator: "/")
             let fd: FileDescriptor
+            let folder: FileDescriptor
             do {
-                parent = try openIncomingParent(path)
-                do { fd = try fs.open(parent.name, relativeTo: parent.folder, flags: [.readOnly, .nonBlocking], mode: 0) }
-                catch { if parent.owned { fs.close(parent.folder) }; throw error }
+                if components.isEmpty {
+                    folder = descriptor(.incoming)
+                } else if let open = folders[folderPath] {
+                    folder = open
+                } else {
+                    folder = try openIncomingParent(path).folder
+                    folders[folderPath] = folder
+                }
+                guard !leaf.isEmpty else { throw SystemError("open", path: label, code: ENOENT) }
+                fd = try fs.open(leaf, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
             }
             catch let e as SystemError where e.code == ELOOP { throw ItemRejection(reason: "\(label) is a symbolic link; left alone") }
             catch let e as SystemError where e.code == ENOENT || e.code == EACCES || e.code == ENXIO || e.code == ENOTDIR {
                 throw ItemRejection(reason: "\(label): \(SystemError.message(for: e.code))")
             }
             defer { fs.close(fd) }
-            do {
-                var blob = try prepareBlob(for: item, opened: fd, label: label, incoming: (parent.folder, parent.name), sync: sync)
-                if parent.owned { blob.incomingSubfolder = parent.folder }
-                return blob
-            } catch {
-                if parent.owned { fs.close(parent.folder) }
-                throw error
-            }
+            var blob = try prepareBlob(for: item, opened: fd, label: label, incoming: (folder, leaf), sync: sync)
+            if !components.isEmpty { blob.incomingSubfolder = folder }
+            return blob
         case .external(let path, _):
             let fd: FileDescriptor
             do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) }

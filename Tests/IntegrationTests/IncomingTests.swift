@@ -190,6 +190,33 @@ final class IncomingFolderTests: XCTestCase {
         daemon.signal(SIGTERM)
         XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
     }
+
+    /// A tree of 300 folders, one file each, renamed into incoming/ while the endpoint is down
+    /// (everything announced is taken, in batches of up to 1,024) by a daemon whose descriptor
+    /// limit is 256, soft and hard: every file is taken. Each batch opens a subfolder once and
+    /// takes files from at most a quarter of the limit in folders; the daemon used to open one
+    /// descriptor per file and stop with EMFILE ("Too many open files") after ~70.
+    func testDrain_treeOfManyFolders_underALowDescriptorLimit_isTakenWhole() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") else {
+            throw XCTSkip("prlimit (util-linux) is not installed")
+        }
+        let spool = try TestSpool(self)
+        let stage = spool.incoming + "/.tree"
+        for i in 0..<300 {
+            try FileManager.default.createDirectory(atPath: stage + "/d\(i)", withIntermediateDirectories: true)
+            try Data([UInt8(i % 256)]).write(to: URL(fileURLWithPath: stage + "/d\(i)/f.bin"))
+        }
+        XCTAssertEqual(rename(stage, spool.incoming + "/tree"), 0)
+        let port = try freeLoopbackPort()
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0", "--max-time", "3"],
+            timeout: 60, wrapper: ["/usr/bin/prlimit", "--nofile=256:256"])
+
+        XCTAssertEqual(result.exitCode, 5, result.stderr)  // stopped by --max-time with everything queued
+        XCTAssertFalse(result.stderr.contains("Too many open files"), result.stderr)
+        XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".json") }.count, 300)
+    }
 }
 
 /// incoming/ itself replaced under a running daemon.

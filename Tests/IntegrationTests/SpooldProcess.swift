@@ -35,7 +35,8 @@ final class SpooldProcess: @unchecked Sendable {
     private var finalOutput: (stdout: String, stderr: String)?
     private let exited = DispatchSemaphore(value: 0)
 
-    init(_ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil) throws {
+    /// - Parameter wrapper: a program and its arguments that run spoold (`prlimit --nofile=...`).
+    init(_ arguments: [String], environment: [String: String] = [:], workingDirectory: String? = nil, wrapper: [String] = []) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-proc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -45,8 +46,8 @@ final class SpooldProcess: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         out = try FileHandle(forReadingFrom: outURL)
         err = try FileHandle(forReadingFrom: errURL)
-        process.executableURL = URL(fileURLWithPath: SpooldProcess.binaryPath)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? SpooldProcess.binaryPath)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [SpooldProcess.binaryPath] + arguments
         var env = ProcessInfo.processInfo.environment
         env["SPOOLD_SPOOL"] = nil
         env["SPOOLD_URL"] = nil
@@ -62,9 +63,9 @@ final class SpooldProcess: @unchecked Sendable {
     }
 
     /// Runs to completion (killed after `timeout` seconds, which fails the test).
-    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60,
+    static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60, wrapper: [String] = [],
                     file: StaticString = #filePath, line: UInt = #line) throws -> Result {
-        try SpooldProcess(arguments, environment: environment).wait(timeout: timeout, file: file, line: line)
+        try SpooldProcess(arguments, environment: environment, wrapper: wrapper).wait(timeout: timeout, file: file, line: line)
     }
 
 
