@@ -369,8 +369,15 @@ extension Engine {
         do {
             results = try spool.add(batch)
         } catch SpoolError.outOfSpace(_, let cause) {
-            // Nothing was kept: the files stay in incoming/, announced, for the next try.
-            putBackAnnounced(batch.compactMap { if case .incoming(let name) = $0.source { name } else { nil } }[...])
+            // Nothing was kept: the files stay in incoming/, announced, for the next try. A file
+            // tried alone (intake is paused) goes to the back of the line, so one that does not
+            // fit (a copy larger than the free space) does not hold up those that would.
+            let names = batch.compactMap { if case .incoming(let name) = $0.source { name } else { nil } }
+            if names.count == 1, incomingAnnounced.insert(names[0]).inserted {
+                announcedOrder.append(names[0])
+            } else {
+                putBackAnnounced(names[...])
+            }
             intakeFoundNoRoom(now: now, cause: "\(cause)")
             return
         }
