@@ -346,14 +346,17 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
 
     /// Connections flooded where the 1 MiB cut does not see (a redirect's body, which
     /// FoundationNetworking collects whole before spoold hears of the redirect) are aborted once
-    /// they received at `floodBytesPerSecond` or more for two sweeps in a row (`FloodWatch`): the
-    /// task ends with a network error, which is retried. Before, such a body grew the daemon by
-    /// ~5 MiB a second until `--timeout`.
+    /// they received at `floodBytesPerSecond` or more in one sweep's window and still received
+    /// (at a 16th of that) in the next (`FloodWatch`): the task ends with a network error, which
+    /// is retried. Before, such a body grew the daemon until `--timeout`, ever more slowly (Foundation
+    /// copies the whole body for every piece it adds).
     private func watchFloods(at now: DispatchTime) {
         let sample = TCPConnections.bytesReceived(fromPorts: serverPorts())
         let seconds = Double(now.uptimeNanoseconds) / 1e9
         let flooded = floodWatch.withLock {
-            $0.observe(sample, at: seconds, minimumBytesPerSecond: URLSessionTransport.floodBytesPerSecond)
+            $0.observe(
+                sample, at: seconds, suspectBytesPerSecond: URLSessionTransport.floodBytesPerSecond,
+                confirmBytesPerSecond: URLSessionTransport.floodBytesPerSecond / 16)
         }
         if let flooded { TCPConnections.abort(flooded) }
     }
