@@ -113,8 +113,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Where a cut answer's connection is found by its traffic and aborted
     /// (`breakFlood`), apart from `cancels`, whose cancel may be stuck.
     private let floods = DispatchQueue(label: "spoold.transport.floods")
-    /// The sweeper's view of every connection's traffic (`watchFloods`).
-    private let floodWatch = Mutex(FloodWatch())
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -341,24 +339,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             return state.attempts.compactMap { key, attempt in attempt.deadline <= now ? key : nil }
         }
         for key in overdue { end(key, timeoutOutcome) }
-        watchFloods(at: now)
-    }
-
-    /// Connections flooded where the 1 MiB cut does not see (a redirect's body, which
-    /// FoundationNetworking collects whole before spoold hears of the redirect) are aborted once
-    /// they received at `floodBytesPerSecond` or more in one sweep's window and still received
-    /// (at a 16th of that) in the next (`FloodWatch`): the task ends with a network error, which
-    /// is retried. Before, such a body grew the daemon until `--timeout`, ever more slowly (Foundation
-    /// copies the whole body for every piece it adds).
-    private func watchFloods(at now: DispatchTime) {
-        let sample = TCPConnections.bytesReceived(fromPorts: serverPorts())
-        let seconds = Double(now.uptimeNanoseconds) / 1e9
-        let flooded = floodWatch.withLock {
-            $0.observe(
-                sample, at: seconds, suspectBytesPerSecond: URLSessionTransport.floodBytesPerSecond,
-                confirmBytesPerSecond: URLSessionTransport.floodBytesPerSecond / 16)
-        }
-        if let flooded { TCPConnections.abort(flooded) }
     }
 
     /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
@@ -371,7 +351,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     }
 
     /// The ports of the servers the attempts in flight talk to (and `url`'s): only connections to
-    /// them are watched for floods.
+    /// them are candidates for `breakFlood`.
     private func serverPorts(also url: URL? = nil) -> Set<UInt16> {
         var ports = state.withLock { Set($0.attempts.values.compactMap { URLSessionTransport.port(of: $0.url) }) }
         if let url, let port = URLSessionTransport.port(of: url) { ports.insert(port) }
