@@ -30,8 +30,9 @@ extension Spool {
         return (try openIncomingFolder(components), leaf, true)
     }
 
-    /// Opens a folder under incoming/ by its components, none of them followed if a symlink.
-    private func openIncomingFolder(_ components: [String]) throws -> FileDescriptor {
+    /// Opens a folder under incoming/ by its components (at least one), none of them followed if
+    /// a symlink.
+    func openIncomingFolder(_ components: [String]) throws -> FileDescriptor {
         var current: FileDescriptor? = nil
         for component in components {
             let parent = current ?? descriptor(.incoming)

@@ -728,7 +728,7 @@ public final class Spool {
     private func prepareBlob(for item: NewItem, sync: Bool, folders: inout [String: FileDescriptor]) throws -> PreparedBlob {
         switch item.source {
         case .incoming(let path):
-            let label = "incoming/\(path)"
+            let label = item.source.label
             var components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
             let leaf = components.popLast() ?? ""
             let folderPath = components.joined(separator: "/")
@@ -740,7 +740,7 @@ public final class Spool {
                 } else if let open = folders[folderPath] {
                     folder = open
                 } else {
-                    folder = try openIncomingParent(path).folder
+                    folder = try openIncomingFolder(components)
                     folders[folderPath] = folder
                 }
                 guard !leaf.isEmpty else { throw SystemError("open", path: label, code: ENOENT) }

@@ -5,18 +5,14 @@ import Glibc
 /// to the hard one (at most 1,048,576) at start, as Go's runtime does, so a burst of connections,
 /// folders and blobs cannot stop the daemon with EMFILE.
 public enum OpenFileLimit {
-    /// Raises the soft limit; returns the limit now in force (nil if it cannot be read).
-    @discardableResult
-    public static func raiseToHardLimit() -> UInt64? {
+    /// Raises the soft limit (left as it is if that is refused: `current` tells).
+    public static func raiseToHardLimit() {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
         let wanted = min(limit.rlim_max, 1 << 20)
-        if limit.rlim_cur < wanted {
-            var raised = limit
-            raised.rlim_cur = wanted
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return UInt64(limit.rlim_cur)
+        guard limit.rlim_cur < wanted else { return }
+        limit.rlim_cur = wanted
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// The soft limit in force (nil if it cannot be read).

@@ -7,17 +7,17 @@ import Glibc
 /// connection; `URLSessionTransport` finds the flooded one by its traffic and aborts it.
 public enum TCPConnections {
     /// Bytes received so far (`TCP_INFO`) by each TCP connection this process holds to a peer on
-    /// one of `ports` (the servers it uploads to: so a server socket of the same process, whose
-    /// peer is a client's ephemeral port, is never taken for one), by descriptor; empty if
-    /// `/proc` is not mounted.
-    public static func bytesReceived(fromPorts ports: Set<UInt16>) -> [Int32: UInt64] {
-        guard !ports.isEmpty, let folder = opendir("/proc/self/fd") else { return [:] }
+    /// `port` (a server it uploads to: so a server socket of the same process, whose peer is a
+    /// client's ephemeral port, is never taken for one), by descriptor; empty if `/proc` is not
+    /// mounted.
+    public static func bytesReceived(fromPort port: UInt16) -> [Int32: UInt64] {
+        guard let folder = opendir("/proc/self/fd") else { return [:] }
         defer { closedir(folder) }
         let own = dirfd(folder)
         var received: [Int32: UInt64] = [:]
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let fd = Int32(name), fd != own, let port = peerPort(fd), ports.contains(port) else { continue }
+            guard let fd = Int32(name), fd != own, peerPort(fd) == port else { continue }
             var bytes: UInt64 = 0
             if spoold_tcp_bytes_received(fd, &bytes) == 0 { received[fd] = bytes }
         }

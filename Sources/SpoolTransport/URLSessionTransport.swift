@@ -350,23 +350,6 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         }
     }
 
-    /// The ports of the servers the attempts in flight talk to (and `url`'s): only connections to
-    /// them are candidates for `breakFlood`.
-    private func serverPorts(also url: URL? = nil) -> Set<UInt16> {
-        var ports = state.withLock { Set($0.attempts.values.compactMap { URLSessionTransport.port(of: $0.url) }) }
-        if let url, let port = URLSessionTransport.port(of: url) { ports.insert(port) }
-        return ports
-    }
-
-    private static func port(of url: URL) -> UInt16? {
-        if let port = url.port { return UInt16(exactly: port) }
-        switch url.scheme?.lowercased() {
-        case "https": return 443
-        case "http": return 80
-        default: return nil
-        }
-    }
-
     /// Ends the attempt exactly once: forgets it, closes its blob, reports the outcome.
     private func finish(_ key: Int, _ outcome: UploadOutcome) {
         guard let attempt = state.withLock({ $0.attempts.removeValue(forKey: key) }) else { return }
@@ -400,8 +383,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         guard let cut else { return }
         // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
         cancels.async { dataTask.cancel() }
-        let ports = serverPorts(also: cut.url)
-        floods.async { URLSessionTransport.breakFlood(fromPorts: ports) }
+        if let port = HTTPOrigin(cut.url.absoluteString)?.port, let port = UInt16(exactly: port) {
+            floods.async { URLSessionTransport.breakFlood(fromPort: port) }
+        }
         handle(cut.key, url: cut.url, excerpt: cut.excerpt, received: cut.received, response: dataTask.response, error: nil)
     }
 
@@ -410,16 +394,16 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     static let floodBytesPerSecond = Double(1 << 20)
 
     /// Aborts (resets) the connection a server is flooding: of this process's TCP connections to
-    /// `ports`, the one that received the most over `floodWindowSeconds`, at `floodBytesPerSecond`
-    /// or more. The task's `cancel` would close it, but it waits for Foundation's work queue,
+    /// `port` (the cut answer's server), the one that received the most over
+    /// `floodWindowSeconds`, at `floodBytesPerSecond` or more. The task's `cancel` would close it, but it waits for Foundation's work queue,
     /// which the flood keeps busy: for seconds, during which FoundationNetworking holds ~5-8 MiB
     /// more per second (README "Bodies and answers"). The server's next send fails at once;
     /// libcurl's next read fails and the task ends. Uploads that share the connection with the
     /// flooded answer (as HTTP/2 streams) lose it too: their attempts are retried.
-    static func breakFlood(fromPorts ports: Set<UInt16>) {
-        let before = TCPConnections.bytesReceived(fromPorts: ports)
+    static func breakFlood(fromPort port: UInt16) {
+        let before = TCPConnections.bytesReceived(fromPort: port)
         usleep(UInt32(floodWindowSeconds * 1_000_000))
-        let after = TCPConnections.bytesReceived(fromPorts: ports)
+        let after = TCPConnections.bytesReceived(fromPort: port)
         if let fd = FloodingConnection.pick(
             before: before, after: after, seconds: floodWindowSeconds, minimumBytesPerSecond: floodBytesPerSecond)
         {
