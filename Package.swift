@@ -2,9 +2,10 @@
 // The package is the architecture map:
 //   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcome classes,
 //                   index record codec, recovery planning. Imports no I/O (not even Foundation).
-//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, leases, inotify, flock);
+//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify, flock);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
-//   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file.
+//   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
+//                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
 //   SpoolTransport  the transport protocol, URLSession uploads and the wall clock; body hashing
 //                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);
 //                   a flooded connection found and aborted through SpoolSystem's TCPConnections.

@@ -8,6 +8,8 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
+#include <stdio.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -18,6 +20,21 @@
 int spoold_syncfs(int fd) { return syncfs(fd); }
 
 int spoold_malloc_trim(void) { return malloc_trim(0); }
+
+int spoold_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    if (renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL) return -1;
+    if (linkat(olddirfd, oldpath, newdirfd, newpath, 0) != 0) return -1;
+    return unlinkat(olddirfd, oldpath, 0);
+}
+
+int spoold_fsetxattr(int fd, const char *name, const void *value, size_t size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+long spoold_fgetxattr(int fd, const char *name, void *value, size_t size) {
+    return (long)fgetxattr(fd, name, value, size);
+}
 
 int spoold_tcp_bytes_received(int fd, unsigned long long *bytes) {
     struct tcp_info info;

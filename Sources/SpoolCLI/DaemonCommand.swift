@@ -115,6 +115,7 @@ struct DaemonCommand {
                            help: "Re-execute spoold after N requests at the latest, whatever its memory; 0 never.",
                            defaultDescription: "\(DaemonCommand.defaultRecycleAfterRequests)"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
+                .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See README 'Direct uploads'."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
                            help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
                 OptionSpec("when-full", valueName: "block|drop-oldest",
@@ -213,6 +214,7 @@ struct DaemonCommand {
                 maximumRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? DaemonCommand.defaultRecycleAfterRequests,
                 growthLimitKiB: (try arguments.int("recycle-above", range: 0...1_000_000) ?? DaemonCommand.defaultRecycleAboveMiB) * 1024))
         configuration.multipartThreshold = s3?.partSize
+        configuration.directUploads = !arguments.flag("no-direct")
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60

@@ -140,7 +140,10 @@ public enum RecoveryPlanner {
         case (false, true):
             plan.repairs.append(.recreateMetadata(id, at: target))
             plan.items[id] = target
-            plan.notes.append("\(id): metadata was missing; recreated it in \(target) (original name unknown)")
+            plan.notes.append(
+                target.state == .inflight && target.attempt == 1
+                    ? "\(id): metadata was missing (an upload straight from incoming/ was under way?); recreated it in \(target)"
+                    : "\(id): metadata was missing; recreated it in \(target) (original name unknown)")
         case (true, false) where target.state == .failed:
             plan.items[id] = target  // already parked; `spoold show` tells the operator
         case (true, false):

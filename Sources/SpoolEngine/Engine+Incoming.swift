@@ -324,7 +324,9 @@ extension Engine {
         guard try intakeMayRun(now: now), !incomingAnnounced.isEmpty else { return }
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
-        let names = takeAnnounced(intakeBatchLimit(now: now))
+        // Sent directly when they can be, one per free slot (the rest wait announced); those
+        // that cannot are taken in below.
+        let names = directUploadsMayRun(now: now) ? try startDirectUploads(now: now) : takeAnnounced(intakeBatchLimit(now: now))
         var folders = Set<Substring>()
         for (n, name) in names.enumerated() {
             // Each subfolder a batch takes files from stays open until the batch is durable:

@@ -65,7 +65,15 @@ extension Engine {
     /// are the slow part on ext4). A freed upload slot waits for no fsync: each one held every
     /// slot for a round trip to the disk, a third of a small item's time (`scripts/bench`).
     func commitRound(_ round: Round, now: Timestamp) throws {
-        guard !round.isEmpty else { return }
+        if !round.directSuccesses.isEmpty {
+            spool.removeDirectBlobs(round.directSuccesses)
+            intake.spaceFreed()
+        }
+        guard !round.isEmpty else {
+            for event in round.outcomes { observers.itemFinished(event) }
+            for message in round.messages { log.info(message) }
+            return
+        }
         let batch = try spool.record(round.transitions, deferringSync: true)
         let claimed = try spool.apply(batch, round.claims.indices)
         for (claim, result) in zip(round.claims, claimed) {
@@ -108,11 +116,7 @@ extension Engine {
         let id = claim.transition.record.id
         let metadata = claim.metadata
         let location = claim.transition.record.to!
-        let attempt = location.attempt
         uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: claim.isProbe)
-        var headers = configuration.headers
-        for (name, value) in metadata.headers { headers[name] = value }
-        for (name, value) in configuration.credentialHeaders { headers[name] = value }
         let body: BlobBody
         do {
             body = try openBody(id, at: location, expectedSize: metadata.size)
@@ -121,6 +125,14 @@ extension Engine {
             events.post(id, .refused("\(error)"))
             return
         }
+        send(id, attempt: location.attempt, metadata: metadata, body: body)
+    }
+
+    /// Builds the request of one attempt and starts it; its outcome comes back as an event.
+    func send(_ id: ItemID, attempt: Int, metadata: ItemMetadata, body: BlobBody) {
+        var headers = configuration.headers
+        for (name, value) in metadata.headers { headers[name] = value }
+        for (name, value) in configuration.credentialHeaders { headers[name] = value }
         var request = UploadRequest(
             id: id, attempt: attempt,
             url: metadata.url ?? configuration.url.url(
@@ -176,7 +188,12 @@ extension Engine {
             switch action {
             case .complete(_, let to):
                 metadata.attempts.append(record)
-                round.finish(SpoolTransition(action.record(for: id), metadata: to == nil ? nil : metadata))
+                if upload.isDirect {
+                    // Nothing of it was recorded: its blob goes, and that is all.
+                    round.directSuccesses.append(id)
+                } else {
+                    round.finish(SpoolTransition(action.record(for: id), metadata: to == nil ? nil : metadata))
+                }
                 items[id] = nil
                 if upload.isMultipart { round.finishedMultipart.append((id, false)) }
                 summary.uploaded += 1
@@ -186,12 +203,15 @@ extension Engine {
                     size: metadata.size))
             case .handBack(_, _, let notBefore):
                 // The attempt did not count, so the history is left as it was.
-                round.finish(SpoolTransition(action.record(for: id), notBefore: notBefore))
+                round.finish(SpoolTransition(
+                    action.record(for: id), metadata: upload.isDirect ? metadata : nil, notBefore: notBefore,
+                    fromDirectUpload: upload.isDirect))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
             case .requeue(_, _, let notBefore):
                 metadata.attempts.append(record)
-                round.finish(SpoolTransition(action.record(for: id), metadata: metadata, notBefore: notBefore))
+                round.finish(SpoolTransition(
+                    action.record(for: id), metadata: metadata, notBefore: notBefore, fromDirectUpload: upload.isDirect))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
@@ -200,7 +220,7 @@ extension Engine {
             case .fail(_, _, let reason):
                 metadata.attempts.append(record)
                 metadata.failureReason = LogRedaction.urls(in: reason)
-                round.finish(SpoolTransition(action.record(for: id), metadata: metadata))
+                round.finish(SpoolTransition(action.record(for: id), metadata: metadata, fromDirectUpload: upload.isDirect))
                 items[id] = nil
                 if upload.isMultipart { round.finishedMultipart.append((id, true)) }
                 summary.failed += 1

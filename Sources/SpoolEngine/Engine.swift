@@ -79,6 +79,9 @@ public final class Engine {
     /// The watched folders of incoming/ by watch descriptor: `""` for incoming/ itself, then
     /// paths below it (`2026-11-23/cam7`).
     var incomingFolders: [Int32: String] = [:]
+    /// The spool's file system keeps no extended attributes, so files are never sent directly
+    /// (`Engine+Direct`): found at the first try, said once.
+    var directUnsupported = false
     /// A folder could not be watched (the inotify watch limit): said once.
     var reportedWatchLimit = false
     /// An event said incoming/ itself went away or a new one appeared: checked after the batch.
@@ -122,6 +125,8 @@ public final class Engine {
         var isProbe: Bool
         /// Sent as an S3 multipart upload, with a part log.
         var isMultipart = false
+        /// Sent straight from incoming/: a lone blob in inflight/, no json, nothing recorded.
+        var isDirect = false
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).

@@ -43,6 +43,10 @@ public struct EngineConfiguration: Sendable {
     /// With an s3:// URL, `--s3-part-size`: larger items go up as multipart uploads, their
     /// progress kept in a part log (`SPOOL/parts/`). Nil otherwise.
     public var multipartThreshold: Int64?
+    /// Send a file announced in incoming/ straight away while the endpoint answers and no queued
+    /// item is due, instead of first making it a durable item (`Spool.takeForDirectUpload`); off
+    /// with `--no-direct`, and never with `keepDone`.
+    public var directUploads = true
 
     /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
     /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,

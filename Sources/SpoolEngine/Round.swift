@@ -23,6 +23,9 @@ struct Round {
     /// Multipart items that succeeded or failed in this round: their part logs go (a failed
     /// one's upload is aborted first) once the round is committed.
     var finishedMultipart: [(id: ItemID, failed: Bool)] = []
+    /// Direct uploads that succeeded (`Spool.takeForDirectUpload`): nothing was recorded for
+    /// them, so nothing is committed; their blobs are removed.
+    var directSuccesses: [ItemID] = []
 
     /// An upload whose progress the spool could not make durable (`UploadOutcome.spoolFailure`):
     /// left unacknowledged in inflight/, and the engine stops once the rest of the round is

@@ -70,6 +70,12 @@ enum SpoolScanner {
                 var metadata = ItemMetadata(
                     id: id, originalName: originalNameHint(id), size: size, contentType: "application/octet-stream",
                     createdAt: id.createdAt ?? now)
+                // A blob sent straight from incoming/ when the process stopped keeps its path there.
+                if let bytes = spool.directSourceName(of: blob, at: location) {
+                    let name = FileName.decode(bytes)
+                    metadata.setOriginalName(name)
+                    metadata.contentType = ContentType.guess(forFileName: FileName.display(IncomingFile(path: name).name))
+                }
                 metadata.failureReason = location.state == .failed ? "metadata was lost in a crash and recreated" : nil
                 try spool.writeMetadata(metadata, named: ItemFileName(id: id, attempt: location.attempt, kind: .json).description,
                                         in: SpoolFolder(location.state))

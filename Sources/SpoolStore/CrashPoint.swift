@@ -47,6 +47,10 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     /// S3 multipart: CompleteMultipartUpload succeeded, the item's success not yet recorded.
     case multipartAfterComplete = "multipart.after-complete"
 
+    /// A direct upload: the file is renamed from incoming/ to `inflight/<id>.a1.blob`, no request
+    /// sent yet (once per file).
+    case directAfterTake = "direct.after-take"
+
     /// Start-up recovery: one planned repair is done (once per repair).
     case recoveryAfterRepair = "recovery.after-repair"
     /// Start-up recovery: interrupted uploads are back in pending/ (or failed/), before compaction.

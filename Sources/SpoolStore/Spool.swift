@@ -18,12 +18,12 @@ public final class Spool {
     public let index: IndexFile
     /// Room kept for recording outcomes on a full disk (`SPOOL/index.reserve`).
     public let reserve: SpaceReserve
-    private let reaper: FileReaper
+    let reaper: FileReaper
     /// `SPOOL/parts/`: the durable progress of S3 multipart uploads.
     public let partLogs: PartLogFolder
     /// One descriptor per folder; incoming/'s is replaced when the folder is (`reopenIncomingIfReplaced`).
     private var folders: [SpoolFolder: FileDescriptor]
-    private let device: UInt64
+    let device: UInt64
     /// Set by processes that do not hold the daemon lock (`enqueue`, `retry`, `purge`): each of
     /// their adds and commits then holds a shared flock(2) on `tmp/` from its first staged file to
     /// its last rename, and a daemon's start-up recovery, which removes orphans from `tmp/` and
@@ -275,6 +275,7 @@ public final class Spool {
         guard !transitions.isEmpty else { return RecordedBatch(transitions: [], staged: [], wholeFileSystem: false) }
         var staged = Set<Int>()
         let wholeFileSystem = transitions.count { $0.metadata != nil } >= Spool.fileSystemSyncThreshold
+            || transitions.contains { $0.fromDirectUpload }
         for (i, t) in transitions.enumerated() where t.metadata != nil {
             try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore, sync: !wholeFileSystem)
             staged.insert(i)
@@ -338,7 +339,7 @@ public final class Spool {
             do {
                 // An item purged or moved away since it was chosen: a lost race. Check before the
                 // staged json is renamed in, or it would resurrect a lone json.
-                if staged && (try? fs.status(of: json, in: descriptor(fromFolder))) == nil {
+                if staged && (try? fs.status(of: t.fromDirectUpload ? blob : json, in: descriptor(fromFolder))) == nil {
                     try? removeFile(json, in: .tmp)
                     throw SystemError("stat", path: "\(fromFolder.rawValue)/\(json)", code: ENOENT)
                 }

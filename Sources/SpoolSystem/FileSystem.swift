@@ -27,6 +27,13 @@ public protocol FileSystem: Sendable {
         throws
     /// `unlinkat(2)`.
     func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws
+    /// `rename(2)` that never replaces: fails with EEXIST when `to` exists (`RENAME_NOREPLACE`).
+    func renameNoReplace(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor) throws
+    /// `fsetxattr(2)`: sets an extended attribute of an open file (`user.` names need write
+    /// permission; ENOTSUP where the file system has none).
+    func setAttribute(_ name: String, _ value: [UInt8], of fd: FileDescriptor) throws
+    /// `fgetxattr(2)`: an extended attribute of an open file, nil when it has none; at most `limit` bytes.
+    func attribute(_ name: String, of fd: FileDescriptor, limit: Int) throws -> [UInt8]?
     /// `mkdirat(2)`; EEXIST is reported as an error for the caller to judge.
     func makeDirectory(_ name: String, in directory: FileDescriptor?, mode: UInt32) throws
     /// `fstat(2)`.

@@ -73,6 +73,32 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
+    public func renameNoReplace(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
+        throws
+    {
+        let r = FileName.withCString(from) { from in
+            FileName.withCString(to) { to in
+                retrying { spoold_rename_noreplace(fromDirectory.rawValue, from, toDirectory.rawValue, to) }
+            }
+        }
+        guard r == 0 else { throw SystemError("rename", path: "\(from) -> \(to)", code: errno) }
+    }
+
+    public func setAttribute(_ name: String, _ value: [UInt8], of fd: FileDescriptor) throws {
+        let r = value.withUnsafeBytes { bytes in retrying { spoold_fsetxattr(fd.rawValue, name, bytes.baseAddress, bytes.count) } }
+        guard r == 0 else { throw SystemError("fsetxattr", path: name, code: errno) }
+    }
+
+    public func attribute(_ name: String, of fd: FileDescriptor, limit: Int) throws -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: max(1, limit))
+        let n = buffer.withUnsafeMutableBytes { bytes in spoold_fgetxattr(fd.rawValue, name, bytes.baseAddress, bytes.count) }
+        if n < 0 {
+            if errno == ENODATA { return nil }
+            throw SystemError("fgetxattr", path: name, code: errno)
+        }
+        return Array(buffer[0..<n])
+    }
+
     public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
         let r = FileName.withCString(name) { name in retrying { unlinkat(directory.rawValue, name, isDirectory ? AT_REMOVEDIR : 0) } }
         guard r == 0 else {

@@ -12,8 +12,11 @@ import XCTest
 final class CrashTests: XCTestCase {
     /// The transitions a crash can cut, each set up the way it happens in real use.
     enum Scenario: String, CaseIterable {
-        /// The daemon takes files from incoming/ (`Spool.add`).
+        /// The daemon takes files from incoming/ as items first (`--no-direct`, `Spool.add`).
         case ingest
+        /// The daemon sends files straight from incoming/ (its default); a 500 then makes each an
+        /// item (the first commit).
+        case direct
         /// `spoold enqueue --move` (`Spool.add` from the command line).
         case enqueue
         /// The daemon claims pending items (the first commit of a drain).
@@ -40,6 +43,8 @@ final class CrashTests: XCTestCase {
     static let table: [(Scenario, CrashPoint, Int)] = [
         (.ingest, .addAfterStage, 1), (.ingest, .addAfterIndex, 1), (.ingest, .addAfterBlobRename, 2),
         (.ingest, .addAfterJSONRename, 2), (.ingest, .addAfterFolderSync, 1),
+        (.direct, .directAfterTake, 2), (.direct, .commitAfterStage, 1), (.direct, .commitAfterIndex, 1),
+        (.direct, .commitAfterBlobRename, 1), (.direct, .commitAfterJSONRename, 1), (.direct, .commitAfterFolderSync, 1),
         (.enqueue, .addAfterStage, 1), (.enqueue, .addAfterIndex, 1), (.enqueue, .addAfterBlobRename, 2),
         (.enqueue, .addAfterJSONRename, 2), (.enqueue, .addAfterFolderSync, 1),
         (.claim, .commitAfterStage, 1), (.claim, .commitAfterIndex, 1), (.claim, .commitAfterBlobRename, 2),
@@ -66,6 +71,7 @@ final class CrashTests: XCTestCase {
     }
 
     func testCrash_duringIngest_recoversEveryFile() throws { try run(.ingest) }
+    func testCrash_duringDirectUpload_recoversEveryFile_withItsName() throws { try run(.direct) }
     func testCrash_duringEnqueueMove_losesNoFile() throws { try run(.enqueue) }
     func testCrash_duringClaim_countsTheAttemptAndUploads() throws { try run(.claim) }
     func testCrash_duringRequeueAfter500_retriesAndUploads() throws { try run(.requeue) }
@@ -89,7 +95,7 @@ final class CrashTests: XCTestCase {
         let spool = try TestSpool(self)
         let finalScript: ResponseScript = switch scenario {
         case .fail: .always(500)
-        case .requeue: .perKey([.status(500)], then: .status(201))
+        case .requeue, .direct: .perKey([.status(500)], then: .status(201))
         default: .always(201)
         }
         let receiver = UploadReceiver(script: scenario == .retry ? .always(500) : finalScript)
@@ -97,6 +103,7 @@ final class CrashTests: XCTestCase {
         defer { receiver.stop() }
         var options = ["--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.02", "--settle", "0"]
         switch scenario {
+        case .ingest: options += ["--no-direct"]
         case .fail: options += ["--max-attempts", "1"]
         case .doneKept: options += ["--keep-done"]
         default: break
@@ -107,8 +114,10 @@ final class CrashTests: XCTestCase {
         let payloads = (0..<Self.itemCount).map { payload(100 + $0, seed: UInt64($0) + 1) }
         let sources = (0..<Self.itemCount).map { spool.root + "/src-\($0).bin" }
         switch scenario {
-        case .ingest:
-            for (i, bytes) in payloads.enumerated() { try spool.drop("file-\(i).bin", bytes) }
+        case .ingest, .direct:
+            // In a subfolder: a name the id's hint cannot stand in for after a recovery.
+            try FileManager.default.createDirectory(atPath: spool.incoming + "/cam", withIntermediateDirectories: true)
+            for (i, bytes) in payloads.enumerated() { try spool.drop("cam/file-\(i).bin", bytes) }
         default:
             for (path, bytes) in zip(sources, payloads) { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
             if scenario != .enqueue {
@@ -156,8 +165,9 @@ final class CrashTests: XCTestCase {
 
         // Consistent: nothing half-done anywhere.
         for folder in ["pending", "inflight", "tmp", "incoming"] {
-            XCTAssertEqual(spool.files(in: folder), [], "\(label): \(folder)/ is empty")
+            XCTAssertEqual(spool.files(in: folder).filter { $0 != "cam" }, [], "\(label): \(folder)/ is empty")
         }
+        XCTAssertEqual(spool.files(in: "incoming/cam"), [], "\(label): incoming/cam/ is empty")
         // Nothing lost: each payload reached the receiver (answered 2xx) or sits in failed/ with a
         // reason, unless the crash came before `enqueue --move` took it (it is still at its source).
         let accepted = receiver.requests.filter { ($0.answeredStatus ?? 0) / 100 == 2 && $0.bodyComplete }
@@ -170,6 +180,11 @@ final class CrashTests: XCTestCase {
         }
         for request in receiver.requests where request.bodyComplete {
             XCTAssertTrue(payloads.contains(request.body), "\(label): a body that matches no item was sent")
+            // Every request of an item goes to its name's URL, also after recovery made an item of
+            // a direct upload the crash cut (its name kept in the blob's attribute).
+            if scenario == .ingest || scenario == .direct, let i = payloads.firstIndex(of: request.body) {
+                XCTAssertEqual(request.target, "/up/cam/file-\(i).bin", "\(label): sent under another name")
+            }
         }
         // No upload after a recorded success; attempts bounded.
         let counts = requestCounts(receiver)

@@ -25,11 +25,14 @@ class EngineTestCase: XCTestCase {
     /// One upload at a time, `--settle 2`, an endpoint nobody calls (the transport is scripted).
     func configuration(
         settle: Double = 2, concurrency: Int = 1, policy: RetryPolicy = RetryPolicy(), exitWhenIdle: Bool = false,
-        maximumRunSeconds: Double? = nil
+        maximumRunSeconds: Double? = nil, direct: Bool = true
     ) -> EngineConfiguration {
-        EngineConfiguration(
+        var configuration = EngineConfiguration(
             url: URLTemplate("http://127.0.0.1:9/"), concurrency: concurrency, policy: policy, settleSeconds: settle,
             exitWhenIdle: exitWhenIdle, maximumRunSeconds: maximumRunSeconds)
+        // Off for tests of the queue itself: files dropped in are then items first.
+        configuration.directUploads = direct
+        return configuration
     }
 
     func start(_ configuration: EngineConfiguration, observers: [any EngineObserver] = []) throws -> EmbeddedEngine {

@@ -50,7 +50,8 @@ final class IncomingNameReuseTests: EngineTestCase {
     /// changes (here its mode, as an operator's chmod would), the next rescan takes it.
     func testUnreadableFile_isTakenAtTheRescanAfterItChanged_notBefore() throws {
         try drop("locked.bin")
-        fs.failCall(.open, errno: EACCES) { $0.name == "locked.bin" }
+        // Both opens of the first look fail: the direct upload's, then the intake's.
+        for _ in 1...2 { fs.failCall(.open, errno: EACCES) { $0.name == "locked.bin" } }
         let embedded = try start(configuration(settle: 0))
         embedded.transport.autoAnswer = .status(201)
         try embedded.advanceTime(by: 0)

@@ -4,7 +4,8 @@ import SpoolTestSupport
 import XCTest
 
 /// How many files a round takes in from incoming/: in step with the uploads while the endpoint
-/// answers (a big drop starts uploading at once), everything during an outage.
+/// answers (a big drop starts uploading at once), everything during an outage. With direct
+/// uploads off: `DirectUploadTests` covers how they pace a drop.
 final class IntakePacingTests: EngineTestCase {
     /// Renames `count` files into incoming/ (settled, announced by inotify).
     private func renameIn(_ count: Int, into embedded: EmbeddedEngine, from first: Int = 0) throws {
@@ -16,7 +17,7 @@ final class IntakePacingTests: EngineTestCase {
     }
 
     func testBigDrop_startsUploadingAfterOneBatch_andTheRestFollowsTheUploads() throws {
-        let embedded = try start(configuration(concurrency: 2))
+        let embedded = try start(configuration(concurrency: 2, direct: false))
         try renameIn(100, into: embedded)
 
         try embedded.advanceTime(by: 0)
@@ -39,7 +40,7 @@ final class IntakePacingTests: EngineTestCase {
     }
 
     func testSteadyFlow_writesTheJsonsOfUploadedItemsAgain_insteadOfCreatingFiles() throws {
-        let embedded = try start(configuration(concurrency: 2))
+        let embedded = try start(configuration(concurrency: 2, direct: false))
         try renameIn(60, into: embedded)
         try embedded.advanceTime(by: 0)
         // A json is created by opening its own name in tmp/; a spare is opened as `spare.N`.
@@ -62,7 +63,7 @@ final class IntakePacingTests: EngineTestCase {
 
     func testOutage_takesEveryAnnouncedFileIn() throws {
         try drop("first.txt")
-        let embedded = try start(configuration(concurrency: 2))
+        let embedded = try start(configuration(concurrency: 2, direct: false))
         embedded.transport.autoAnswer = .network("connection refused", beforeSending: true)
         try embedded.transport.answerNext(.network("connection refused", beforeSending: true))
         try embedded.advanceTime(by: 0)

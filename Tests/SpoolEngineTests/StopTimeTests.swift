@@ -5,11 +5,12 @@ import XCTest
 
 /// Stopping with an upload in flight, under a manual clock: `drain --max-time` and its grace, and
 /// the first and second stop requests. Two items, one upload at a time: the second is due all along.
+/// Queued items (no direct uploads): `DirectUploadTests` covers a direct upload stopped.
 final class StopTimeTests: EngineTestCase {
     private func startTwo(maximumRunSeconds: Double? = nil) throws -> EmbeddedEngine {
         try drop("a.txt")
         try drop("b.txt")
-        let embedded = try start(configuration(exitWhenIdle: maximumRunSeconds != nil, maximumRunSeconds: maximumRunSeconds))
+        let embedded = try start(configuration(exitWhenIdle: maximumRunSeconds != nil, maximumRunSeconds: maximumRunSeconds, direct: false))
         XCTAssertEqual(embedded.transport.inFlight, 1)
         return embedded
     }
@@ -80,7 +81,7 @@ final class StopTimeTests: EngineTestCase {
     func testRecycle_afterItsRequests_takesNoNewWork_andCancelsAfterItsGrace() throws {
         try drop("a.txt")
         try drop("b.txt")
-        var configuration = configuration(concurrency: 1)
+        var configuration = configuration(concurrency: 1, direct: false)
         configuration.recycle = RecycleTrigger(maximumRequests: 1, growthLimitKiB: 0)
         configuration.recycleGraceSeconds = 30
         let embedded = try start(configuration)
@@ -96,7 +97,7 @@ final class StopTimeTests: EngineTestCase {
 
     func testRecycle_onMemoryGrowth_afterWarmUp_letsTheUploadInFlightFinish_andKeepsTheReference() throws {
         for n in 0..<6 { try drop("item-\(n).txt") }
-        var configuration = configuration(concurrency: 1)
+        var configuration = configuration(concurrency: 1, direct: false)
         configuration.recycle = RecycleTrigger(
             maximumRequests: 0, growthLimitKiB: 1024, warmUpRequests: 2, checkEveryRequests: 1)
         var resident = 40_000

@@ -43,8 +43,11 @@ final class BlobSwapTests: XCTestCase {
             return false
         }
         let transport = RecordingTransport()
-        let configuration = EngineConfiguration(
+        var configuration = EngineConfiguration(
             url: URLTemplate("http://127.0.0.1:9/"), policy: RetryPolicy(), settleSeconds: 0, exitWhenIdle: true)
+        // A claimed item's blob is opened in inflight/; a direct upload reads the descriptor it
+        // opened in incoming/ before the rename, which no swap in inflight/ reaches.
+        configuration.directUploads = false
         let engine = try Engine(
             spool: spool, transport: transport, clock: SystemClock(), configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { SystemClock().now() }), processTag: 7)

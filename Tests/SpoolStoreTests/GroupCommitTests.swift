@@ -35,4 +35,20 @@ final class GroupCommitTests: XCTestCase {
         // batches, which fsync each file: a few, never most (per file, this would be 2 per item).
         XCTAssertLessThanOrEqual(itemFileSyncs, count / 20, "ingest batches are made durable by syncfs, not per file")
     }
+
+    /// The daemon's default: files sent straight from incoming/ that succeed cost no sync and no
+    /// index record at all, only their renames and unlinks.
+    func testDirectDrainOf2000Items_syncsNothing_andRecordsNothing() throws {
+        let count = 2000
+        let drain = try RecordedDrain(count: count, answer: .status(201), direct: true)
+        XCTAssertEqual(drain.summary.uploaded, count)
+        XCTAssertEqual(drain.leftovers, [])
+        // Start-up recovery and index compaction sync a few times, whatever the count.
+        let syncs = drain.calls.filter { $0.operation == .sync || $0.operation == .syncFileSystem }
+        XCTAssertLessThanOrEqual(syncs.count, 16, "\(syncs.prefix(20))")
+        let jsons = drain.calls.filter { $0.operation == .write && $0.directory == "tmp" }
+        XCTAssertEqual(jsons.count, 0, "no json written: \(jsons.prefix(5))")
+        let records = drain.calls.filter { $0.operation == .write && $0.name == SpoolFolder.indexFileName }
+        XCTAssertLessThanOrEqual(records.count, 1, "no index record per item: \(records.count) writes")
+    }
 }

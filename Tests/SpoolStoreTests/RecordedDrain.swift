@@ -26,15 +26,18 @@ struct RecordedDrain {
     /// What is left in pending/, inflight/ and tmp/.
     let leftovers: [String]
 
-    init(count: Int, answer: UploadOutcome, policy: RetryPolicy = RetryPolicy()) throws {
+    /// - Parameter direct: send files straight from incoming/ (the daemon's default); off, each
+    ///   is an item first, the queue these tests are about.
+    init(count: Int, answer: UploadOutcome, policy: RetryPolicy = RetryPolicy(), direct: Bool = false) throws {
         let temp = try TemporarySpool()
         defer { temp.cleanUp() }
         _ = try temp.open()
         for i in 0..<count { try temp.write(Array("item \(i)".utf8), to: "file-\(i).txt", in: .incoming) }
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)
-        let configuration = EngineConfiguration(
+        var configuration = EngineConfiguration(
             url: URLTemplate("http://127.0.0.1:9/"), policy: policy, settleSeconds: 0, exitWhenIdle: true)
+        configuration.directUploads = direct
         let engine = try Engine(
             spool: spool, transport: AnsweringTransport(answer), clock: SystemClock(), configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { SystemClock().now() }), processTag: 7)

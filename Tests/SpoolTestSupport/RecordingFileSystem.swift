@@ -197,6 +197,23 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         try perform(call) { try real.rename(from, in: fromDirectory, to: to, in: toDirectory) }
     }
 
+    public func renameNoReplace(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
+        throws
+    {
+        let call = Call(
+            operation: .rename, name: from, directory: folderName(fromDirectory), toName: to,
+            toDirectory: folderName(toDirectory), isDirectory: false)
+        try perform(call) { try real.renameNoReplace(from, in: fromDirectory, to: to, in: toDirectory) }
+    }
+
+    public func setAttribute(_ name: String, _ value: [UInt8], of fd: FileDescriptor) throws {
+        try real.setAttribute(name, value, of: fd)
+    }
+
+    public func attribute(_ name: String, of fd: FileDescriptor, limit: Int) throws -> [UInt8]? {
+        try real.attribute(name, of: fd, limit: limit)
+    }
+
     public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
         let call = Call(operation: .remove, name: name, directory: folderName(directory), isDirectory: isDirectory)
         try perform(call) { try real.remove(name, in: directory, isDirectory: isDirectory) }

@@ -7,6 +7,15 @@
 /// it only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int spoold_syncfs(int fd);
 
+/// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing `newpath`. Where the
+/// file system lacks the flag (EINVAL), linkat + unlinkat do the same (a crash between them
+/// leaves both names: the caller's content twice, never lost). _GNU_SOURCE only.
+int spoold_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/// fsetxattr(2) / fgetxattr(2): <sys/xattr.h> is not in Swift's Glibc module.
+int spoold_fsetxattr(int fd, const char *name, const void *value, size_t size);
+long spoold_fgetxattr(int fd, const char *name, void *value, size_t size);
+
 /// getsockopt(fd, IPPROTO_TCP, TCP_INFO): the bytes a TCP socket has received (tcpi_bytes_received,
 /// Linux 4.1+), in `*bytes`. Returns 0, or -1 with errno (ENOTSOCK, EOPNOTSUPP for other sockets).
 /// Glibc's <netinet/tcp.h> lacks the field; <linux/tcp.h> has it.

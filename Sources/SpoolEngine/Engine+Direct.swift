@@ -1,0 +1,66 @@
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+import SpoolTransport
+
+/// Direct uploads (`Spool.takeForDirectUpload`): while the endpoint answers and no queued item is
+/// due, a file announced in incoming/ goes to the endpoint at once, with no json, index record
+/// or sync, one per free upload slot; the rest wait announced in incoming/ for the next free
+/// slot. A file ends up a durable item only if its attempt does not succeed. Measured on the
+/// path users take (files dropped into incoming/ of a running daemon, `scripts/bench`): the two
+/// `syncfs` of a durable intake wrote every small file to the disk only to delete it
+/// milliseconds later.
+extension Engine {
+    /// Whether announced files go straight to the endpoint now: it answers (no outage, no
+    /// probe), intake is not paused, and no queued item is due (those go first, in order).
+    func directUploadsMayRun(now: Timestamp) -> Bool {
+        configuration.directUploads && !configuration.keepDone && !directUnsupported && endpoint.outage == nil
+            && intake.pausedSince == nil && due.countDue(at: now, upTo: 1) == 0
+    }
+
+    /// Starts a direct upload of the next announced files, one per free slot, and returns those
+    /// that must be taken in as items instead: with a sidecar, bigger than an S3 part, with
+    /// more than one link, on another file system, or refusing the name attribute.
+    func startDirectUploads(now: Timestamp) throws -> [String] {
+        let slots = configuration.concurrency - uploads.count
+        guard slots > 0 else { return [] }
+        var intake: [String] = []
+        let names = takeAnnounced(slots)
+        for (n, name) in names.enumerated() {
+            // Full (--max-spool-size): a file sent directly is queued bytes like an item.
+            if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) {
+                putBackAnnounced(names[n...])
+                break
+            }
+            incomingSettling[name] = nil
+            if reportedNames.contains(name) { continue }
+            if (try? spool.incomingStatus(name + SpoolFolder.sidecarSuffix)) != nil {
+                intake.append(name)
+                continue
+            }
+            let leaf = FileName.display(IncomingFile(path: name).name)
+            let id = idGenerator.next(at: now, originalName: leaf)
+            switch spool.takeForDirectUpload(name, as: id, maximumSize: configuration.multipartThreshold) {
+            case .taken(let fd, let size):
+                var metadata = ItemMetadata(
+                    id: id, originalName: name, size: size, contentType: ContentType.guess(forFileName: leaf), createdAt: now)
+                metadata.setOriginalName(name)
+                let location = ItemLocation(.inflight, attempt: 1)
+                items[id] = ItemLifecycle(location: location, notBefore: now)
+                observers.itemQueued(id, at: location)
+                uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: false, isDirect: true)
+                summary.ingested += 1
+                log.debug("sending incoming/\(name) directly as \(id)")
+                send(id, attempt: 1, metadata: metadata, body: BlobBody(descriptor: fd.rawValue, size: size))
+            case .declined(let why):
+                log.debug("incoming/\(name) is taken in as an item, not sent directly: \(why)")
+                intake.append(name)
+            case .unsupported(let why):
+                directUnsupported = true
+                log.info("files are not sent straight from incoming/: the spool's file system keeps no extended attributes (\(why)); each is made a durable item first")
+                intake.append(name)
+            }
+        }
+        return intake
+    }
+}
