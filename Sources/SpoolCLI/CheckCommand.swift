@@ -99,7 +99,13 @@ struct CheckCommand: SpooldCommand {
                 kind: "corrupt",
                 message: "\(name) is not a regular file; recovery sets it aside in \(SpoolFolder.corruptFolderName)/"))
         }
-        for note in inspection.plan.notes { problems.append(Problem(kind: "recovery", message: note)) }
+        // A running daemon's direct uploads are lone blobs in inflight/ (`.a1`, no json yet).
+        let directUploads: Set<String> = daemonRuns ? Set(inspection.plan.repairs.compactMap {
+            if case .recreateMetadata(let id, let location) = $0, location == ItemLocation(.inflight, attempt: 1) { "\(id):" } else { nil }
+        }) : []
+        for note in inspection.plan.notes where !directUploads.contains(where: { note.hasPrefix($0) }) {
+            problems.append(Problem(kind: "recovery", message: note))
+        }
         // A running daemon's spare jsons are its own, in use.
         for name in inspection.tmpStrays where !(daemonRuns && Spool.isSpareJSON(String(name.dropFirst(4)))) {
             problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it"))

@@ -2,6 +2,7 @@ import ArgumentKit
 import Foundation
 import SpoolCore
 import SpoolStore
+import SpoolSystem
 
 /// `spoold ls [STATE]`: one line per item: id, state, attempts, size, age, last error.
 struct ListCommand: SpooldCommand {
@@ -37,8 +38,12 @@ struct ListCommand: SpooldCommand {
         var lines: [[String]] = [["ID", "STATE", "ATTEMPTS", "SIZE", "AGE", "LAST ERROR"]]
         for item in inventory.items {
             let metadata = item.hasJSON ? try? spool.readMetadata(item.id, at: item.location) : nil
+            // A lone blob naming its source: a direct upload under way (or cut by a crash).
+            let directName = item.hasJSON ? nil : spool.directSourceName(
+                of: ItemFileName(id: item.id, attempt: item.location.attempt, kind: .blob), at: item.location).map(FileName.decode)
             let lastError: String
-            if !item.hasJSON { lastError = "metadata missing" }
+            if let directName { lastError = "sent directly from incoming/\(FileName.display(directName)) (no json yet)" }
+            else if !item.hasJSON { lastError = "metadata missing" }
             else if let metadata {
                 lastError = metadata.failureReason ?? metadata.lastAttempt.map { a in
                     a.outcome == "success" ? "" : (a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? a.outcome)
@@ -53,7 +58,7 @@ struct ListCommand: SpooldCommand {
                     "id": item.id.rawValue, "state": item.location.state.rawValue, "attempts": item.location.attempt,
                     "size": size, "ageSeconds": Int(age), "lastError": lastError,
                 ]
-                if let name = metadata?.originalName { row["originalName"] = name }
+                if let name = metadata?.originalName ?? directName.map(FileName.display) { row["originalName"] = name }
                 if let progress {
                     row["partsDone"] = progress.parts.count
                     row["partsTotal"] = progress.plan.partCount

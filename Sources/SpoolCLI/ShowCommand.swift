@@ -1,6 +1,7 @@
 import ArgumentKit
 import SpoolCore
 import SpoolStore
+import SpoolSystem
 
 /// `spoold show ID`: an item's metadata and attempt history.
 struct ShowCommand: SpooldCommand {
@@ -53,6 +54,11 @@ struct ShowCommand: SpooldCommand {
             context.print("next try  \(due.iso8601)")
         }
         guard let read else {
+            let blob = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .blob)
+            if let name = spool.directSourceName(of: blob, at: item.location).map(FileName.decode) {
+                context.print("metadata  none yet: sent directly from incoming/\(FileName.display(name)) (blob \(item.blobSize.map(Output.bytes) ?? "missing"))")
+                return .success
+            }
             context.print("metadata  missing (blob \(item.blobSize.map(Output.bytes) ?? "missing"))")
             return .success
         }

@@ -142,7 +142,7 @@ public enum RecoveryPlanner {
             plan.items[id] = target
             plan.notes.append(
                 target.state == .inflight && target.attempt == 1
-                    ? "\(id): metadata was missing (an upload straight from incoming/ was under way?); recreated it in \(target)"
+                    ? "\(id): metadata was missing (a direct upload cut short, or a lost json); recreated it in \(target)"
                     : "\(id): metadata was missing; recreated it in \(target) (original name unknown)")
         case (true, false) where target.state == .failed:
             plan.items[id] = target  // already parked; `spoold show` tells the operator
