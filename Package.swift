@@ -8,7 +8,8 @@
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
 //   SpoolTransport  the transport protocol, URLSession uploads and the wall clock; body hashing
 //                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);
-//                   a flooded connection found and aborted through SpoolSystem's TCPConnections.
+//                   a flooded connection found and aborted, a stalled upload told from a slow server,
+//                   through SpoolSystem's TCPConnections.
 //   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
 //                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.

@@ -15,6 +15,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/tcp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include "CSpoolShims.h"
 
 int spoold_syncfs(int fd) { return syncfs(fd); }
@@ -47,6 +49,8 @@ int spoold_tcp_bytes_received(int fd, unsigned long long *bytes) {
     *bytes = info.tcpi_bytes_received;
     return 0;
 }
+
+int spoold_tcp_unsent_bytes(int fd, int *bytes) { return ioctl(fd, SIOCOUTQ, bytes); }
 
 int spoold_take_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 

@@ -11,17 +11,36 @@ public enum TCPConnections {
     /// client's ephemeral port, is never taken for one), by descriptor; empty if `/proc` is not
     /// mounted.
     public static func bytesReceived(fromPort port: UInt16) -> [Int32: UInt64] {
-        guard let folder = opendir("/proc/self/fd") else { return [:] }
-        defer { closedir(folder) }
-        let own = dirfd(folder)
         var received: [Int32: UInt64] = [:]
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard let fd = Int32(name), fd != own, peerPort(fd) == port else { continue }
+        forEachConnection(toPort: port) { fd in
             var bytes: UInt64 = 0
             if spoold_tcp_bytes_received(fd, &bytes) == 0 { received[fd] = bytes }
         }
         return received
+    }
+
+    /// Bytes in the send queue (`SIOCOUTQ`: not yet sent, or sent and not acknowledged) of each
+    /// TCP connection this process holds to a peer on `port`, by descriptor. A connection whose
+    /// reader is slow has bytes queued; one whose writer stopped has none.
+    public static func unsentBytes(toPort port: UInt16) -> [Int32: Int] {
+        var unsent: [Int32: Int] = [:]
+        forEachConnection(toPort: port) { fd in
+            var bytes: Int32 = 0
+            if spoold_tcp_unsent_bytes(fd, &bytes) == 0 { unsent[fd] = Int(bytes) }
+        }
+        return unsent
+    }
+
+    /// Calls `body` with each descriptor of this process that is a socket connected to `port`.
+    private static func forEachConnection(toPort port: UInt16, _ body: (Int32) -> Void) {
+        guard let folder = opendir("/proc/self/fd") else { return }
+        defer { closedir(folder) }
+        let own = dirfd(folder)
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let fd = Int32(name), fd != own, peerPort(fd) == port else { continue }
+            body(fd)
+        }
     }
 
     /// The peer's port of a connected IPv4 or IPv6 socket, else nil.

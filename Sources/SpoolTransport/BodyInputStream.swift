@@ -29,9 +29,15 @@ final class BodyInputStream: InputStream {
     private var part = 0
     private var offset: Int64 = 0
     private var status: Stream.Status = .notOpen
+    /// Told of every read and of the end (`URLSessionTransport`'s stall watch).
+    private let progress: BodyProgress?
+    /// Runs before each read: a test holds it, as a lost write event holds libcurl.
+    private let readHook: (@Sendable () -> Void)?
 
-    init(_ parts: [Part]) {
+    init(_ parts: [Part], progress: BodyProgress? = nil, readHook: (@Sendable () -> Void)? = nil) {
         self.parts = parts
+        self.progress = progress
+        self.readHook = readHook
         super.init(data: Data())
     }
 
@@ -49,6 +55,7 @@ final class BodyInputStream: InputStream {
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
         guard status != .error, status != .closed else { return -1 }
+        readHook?()
         while part < parts.count {
             let n: Int
             switch parts[part] {
@@ -75,12 +82,14 @@ final class BodyInputStream: InputStream {
             }
             if n > 0 {
                 offset += Int64(n)
+                progress?.read(n)
                 return n
             }
             part += 1
             offset = 0
         }
         status = .atEnd
+        progress?.reachedEnd()
         return 0
     }
 }

@@ -72,6 +72,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var excerpt: [UInt8] = []
         /// Answer bytes of the current hop so far.
         var received: Int64 = 0
+        /// How far the current hop's body was read (the stall watch).
+        var progress: BodyProgress?
 
         /// Starts a hop: nothing received yet.
         func resetAnswer() {
@@ -118,6 +120,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     private let starts = DispatchQueue(label: "spoold.transport.starts")
     private let state = Mutex(State())
     private let nextKey = Mutex(0)
+    /// A started body unread this long has its connections looked at (`StalledUpload`).
+    private let quietLimitSeconds: Double
+    /// Runs before each body read (tests only).
+    private let bodyReadHook: (@Sendable () -> Void)?
 
     /// - Parameters:
     ///   - concurrency: connections per host, matching the engine's uploads at once.
@@ -126,17 +132,23 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     ///   - redirects: which redirects are followed.
     ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
     ///   - cancelQueue: where tasks are told to cancel (a test holds it, as a busy Foundation does).
+    ///   - quietLimitSeconds: the stall watch's limit (default `StalledUpload.quietLimitSeconds`).
+    ///   - bodyReadHook: runs before each body read (a test holds it, as a lost write event does).
     public init(
         concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
-        answerLimit: Int = 0, cancelQueue: DispatchQueue? = nil
+        answerLimit: Int = 0, cancelQueue: DispatchQueue? = nil, quietLimitSeconds: Double? = nil,
+        bodyReadHook: (@Sendable () -> Void)? = nil
     ) {
         cancels = cancelQueue ?? DispatchQueue(label: "spoold.transport.cancels")
+        self.quietLimitSeconds = quietLimitSeconds ?? StalledUpload.quietLimitSeconds(idleSeconds: idleSeconds)
+        self.bodyReadHook = bodyReadHook
         self.deadlineSeconds = deadlineSeconds
         self.answerLimit = answerLimit
         self.redirects = redirects
         sweeper = DispatchSource.makeTimerSource(queue: timers)
-        // Deadline precision: a quarter of the deadline, between 50 ms and 1 s.
-        let interval = min(1.0, max(0.05, deadlineSeconds / 4))
+        // Deadline precision: a quarter of the deadline (or of the stall watch's limit), between
+        // 50 ms and 1 s.
+        let interval = min(1.0, max(0.05, min(deadlineSeconds, self.quietLimitSeconds) / 4))
         sweeper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         super.init()
         sweeper.setEventHandler { [weak self] in self?.sweep() }
@@ -263,7 +275,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             // Transfer-Encoding stops libcurl from choosing chunked and is not sent itself.
             urlRequest.setValue(String(BodyInputStream.length(of: parts)), forHTTPHeaderField: "Content-Length")
             urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
-            urlRequest.httpBodyStream = BodyInputStream(parts)
+            let progress = BodyProgress(total: BodyInputStream.length(of: parts))
+            state.withLock { state in state.attempts[key]?.progress = progress }
+            urlRequest.httpBodyStream = BodyInputStream(parts, progress: progress, readHook: bodyReadHook)
         }
         let task = session.dataTask(with: urlRequest)
         let stillWanted: Bool = state.withLock { state in
@@ -331,14 +345,35 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         finish(key, URLSessionTransport.networkOutcome(error))
     }
 
-    /// Cancels every attempt past its deadline; stops itself when nothing is in flight.
+    /// Cancels every attempt past its deadline, and every stalled one (`StalledUpload`: its body
+    /// unread for `quietLimitSeconds` while no connection to its server has a byte queued);
+    /// stops itself when nothing is in flight.
     private func sweep() {
         let now = DispatchTime.now()
-        let overdue: [Int] = state.withLock { state in
+        var overdue: [Int] = []
+        var quiet: [(key: Int, port: UInt16)] = []
+        state.withLock { state in
             if state.attempts.isEmpty { setSweeping(false) }
-            return state.attempts.compactMap { key, attempt in attempt.deadline <= now ? key : nil }
+            for (key, attempt) in state.attempts {
+                if attempt.deadline <= now {
+                    overdue.append(key)
+                } else if let seconds = attempt.progress?.quietSeconds(now: now.uptimeNanoseconds), seconds >= quietLimitSeconds,
+                          let port = HTTPOrigin(attempt.url.absoluteString).flatMap({ UInt16(exactly: $0.port) })
+                {
+                    quiet.append((key, port))
+                }
+            }
         }
         for key in overdue { end(key, timeoutOutcome) }
+        for port in Set(quiet.map(\.port)) where StalledUpload.writerStopped(unsentBytes: TCPConnections.unsentBytes(toPort: port)) {
+            for attempt in quiet where attempt.port == port { end(attempt.key, stallOutcome) }
+        }
+    }
+
+    private var stallOutcome: UploadOutcome {
+        .network(
+            "stalled: no body byte taken for \(URLSessionTransport.seconds(quietLimitSeconds)) with the connection writable and "
+                + "nothing queued (a lost write event in libdispatch; README Known limits)")
     }
 
     /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
@@ -442,10 +477,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
     ) {
-        let request = state.withLock { state in
-            state.keyByTask[task.taskIdentifier].flatMap { state.attempts[$0]?.request }
+        let found = state.withLock { state in
+            state.keyByTask[task.taskIdentifier].flatMap { state.attempts[$0] }.map { ($0.request, $0.progress) }
         }
-        completionHandler(request.map { BodyInputStream($0.bodyParts) })
+        found?.1?.restarted()
+        completionHandler(found.map { BodyInputStream($0.0.bodyParts, progress: $0.1, readHook: bodyReadHook) })
     }
 
     static func networkOutcome(_ error: Error?) -> UploadOutcome {

@@ -4,15 +4,15 @@ import SpoolTransport
 import XCTest
 
 /// A PUT of 1,000 bytes to `url`, its body read from a descriptor of a file already removed.
-func uploadRequest(to url: String) throws -> UploadRequest {
+func uploadRequest(to url: String, size: Int = 1000) throws -> UploadRequest {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-request-\(UUID().uuidString)")
-    try Data(repeating: 7, count: 1000).write(to: file)
+    try Data(repeating: 7, count: size).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
     let fd = open(file.path, O_RDONLY | O_CLOEXEC)
     XCTAssertGreaterThanOrEqual(fd, 0)
     var ids = ItemIDGenerator(processTag: 1)
     let id = ids.next(at: Timestamp(millisecondsSinceEpoch: 1_795_000_000_000), originalName: nil)
     return UploadRequest(
-        id: id, attempt: 1, url: url, method: "PUT", body: BlobBody(descriptor: fd, size: 1000),
+        id: id, attempt: 1, url: url, method: "PUT", body: BlobBody(descriptor: fd, size: Int64(size)),
         contentType: "application/octet-stream", headers: [:])
 }

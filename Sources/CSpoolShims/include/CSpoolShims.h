@@ -21,6 +21,10 @@ long spoold_fgetxattr(int fd, const char *name, void *value, size_t size);
 /// Glibc's <netinet/tcp.h> lacks the field; <linux/tcp.h> has it.
 int spoold_tcp_bytes_received(int fd, unsigned long long *bytes);
 
+/// ioctl(fd, SIOCOUTQ): bytes in a TCP socket's send queue, sent but not acknowledged or not yet
+/// sent, in `*bytes`. Returns 0, or -1 with errno. ioctl is variadic, which Swift cannot call.
+int spoold_tcp_unsent_bytes(int fd, int *bytes);
+
 /// malloc_trim(0): returns the free pages of every malloc arena to the kernel. Declared in
 /// <malloc.h>, which Swift's Glibc module does not include. Returns 1 if memory was released.
 int spoold_malloc_trim(void);

@@ -1,0 +1,53 @@
+import Dispatch
+import Synchronization
+
+/// How far URLSession has read one attempt's body, and when it last read: the evidence of the
+/// stall watch (`URLSessionTransport.sweep`). Written from Foundation's read callback
+/// (`BodyInputStream`), read by the sweeper.
+final class BodyProgress: Sendable {
+    private struct Reading {
+        var bytes: Int64 = 0
+        var lastRead: UInt64
+        var complete = false
+    }
+
+    private let reading: Mutex<Reading>
+    /// The body's length: libcurl stops reading at `Content-Length`, without asking for the end.
+    let total: Int64
+
+    init(total: Int64) {
+        self.total = total
+        reading = Mutex(Reading(lastRead: DispatchTime.now().uptimeNanoseconds))
+    }
+
+    /// `count` more bytes were read.
+    func read(_ count: Int) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        reading.withLock {
+            $0.bytes += Int64(count)
+            $0.lastRead = now
+        }
+    }
+
+    /// The stream returned its last byte: the body is complete (until a rewind).
+    func reachedEnd() { reading.withLock { $0.complete = true } }
+
+    /// A fresh stream of the body was handed out (libcurl sends it again from byte 0).
+    func restarted() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        reading.withLock {
+            $0.bytes = 0
+            $0.complete = false
+            $0.lastRead = now
+        }
+    }
+
+    /// Seconds since the body was last read, while it is started (a byte was read) and not
+    /// complete (neither at its length nor at its end); nil otherwise.
+    func quietSeconds(now: UInt64) -> Double? {
+        reading.withLock { r in
+            guard r.bytes > 0, r.bytes < total, !r.complete, now > r.lastRead else { return nil }
+            return Double(now - r.lastRead) / 1e9
+        }
+    }
+}

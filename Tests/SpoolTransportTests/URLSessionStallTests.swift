@@ -1,0 +1,78 @@
+import Foundation
+import Glibc
+import SpoolCore
+import SpoolTransport
+import Synchronization
+import UploadReceiver
+import XCTest
+
+/// The stall watch: an attempt whose body stops being read while its connection is writable
+/// and nothing is queued ends as a network error (retried) within seconds, not at the idle
+/// timeout; one whose server stops reading is left alone. The stop is made here by holding the
+/// body's reads, as a write event lost in libdispatch holds libcurl (README "Known limits").
+final class URLSessionStallTests: XCTestCase {
+    func testBodyReadsStop_withNothingQueued_theAttemptEndsAsStalled_soon() throws {
+        let receiver = UploadReceiver(script: .always(201), keepBodiesInMemory: false)
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let gate = DispatchSemaphore(value: 0)
+        let reads = Mutex(0)
+        let releasing = Mutex(false)
+        addTeardownBlock {
+            releasing.withLock { $0 = true }
+            gate.signal()
+        }
+        let transport = URLSessionTransport(
+            concurrency: 1, deadlineSeconds: 60, idleSeconds: 30, quietLimitSeconds: 1,
+            bodyReadHook: {
+                // Reads go on for a while, then stop, as libcurl stops when it waits for an event.
+                guard reads.withLock({ n in n += 1; return n }) > 4, !releasing.withLock({ $0 }) else { return }
+                _ = gate.wait(timeout: .now() + 30)
+                gate.signal()
+            })
+        let ended = DispatchSemaphore(value: 0)
+        let outcome = Mutex<UploadOutcome?>(nil)
+        let started = DispatchTime.now()
+        transport.start(try uploadRequest(to: receiver.baseURL + "/up/stalled", size: 8 << 20)) { result in
+            outcome.withLock { $0 = result }
+            ended.signal()
+        }
+        XCTAssertEqual(ended.wait(timeout: .now() + 15), .success, "still waiting: the idle timeout (30 s) would end it")
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        XCTAssertLessThan(seconds, 10)
+        let result = try XCTUnwrap(outcome.withLock { $0 })
+        XCTAssertEqual(result.class, .retryable, "\(result)")
+        XCTAssertTrue(result.errorText?.contains("stalled") ?? false, "\(result)")
+    }
+
+    /// A server that stops reading leaves bytes in the send queue: not a stall; the deadline ends it.
+    func testServerStopsReading_isNotAStall_theDeadlineEndsIt() throws {
+        // A listener that never accepts: the kernel takes the connection and its first bytes,
+        // then the window closes and the client's send queue fills.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        addTeardownBlock { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        XCTAssertTrue(bound)
+        XCTAssertEqual(listen(listener, 4), 0)
+        let port = UInt16(bigEndian: address.sin_port)
+
+        let transport = URLSessionTransport(concurrency: 1, deadlineSeconds: 4, idleSeconds: 30, quietLimitSeconds: 1)
+        let ended = DispatchSemaphore(value: 0)
+        let outcome = Mutex<UploadOutcome?>(nil)
+        transport.start(try uploadRequest(to: "http://127.0.0.1:\(port)/up/slow", size: 64 << 20)) { result in
+            outcome.withLock { $0 = result }
+            ended.signal()
+        }
+        XCTAssertEqual(ended.wait(timeout: .now() + 20), .success)
+        let result = try XCTUnwrap(outcome.withLock { $0 })
+        XCTAssertFalse(result.errorText?.contains("stalled") ?? false, "a slow reader was taken for a stall: \(result)")
+        XCTAssertTrue(result.errorText?.contains("deadline") ?? false, "\(result)")
+    }
+}
