@@ -115,6 +115,10 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Where a cut answer's connection is found by its traffic and aborted
     /// (`breakFlood`), apart from `cancels`, whose cancel may be stuck.
     private let floods = DispatchQueue(label: "spoold.transport.floods")
+    /// Answer bytes handed to spoold so far, all attempts (`UndeliveredFlood`).
+    private let delivered = Atomic<UInt64>(0)
+    /// The sweeper's view of the connections' traffic (`watchUndelivered`).
+    private let undeliveredWatch = Mutex(UndeliveredFlood())
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -368,6 +372,22 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         for port in Set(quiet.map(\.port)) where StalledUpload.writerStopped(unsentBytes: TCPConnections.unsentBytes(toPort: port)) {
             for attempt in quiet where attempt.port == port { end(attempt.key, stallOutcome) }
         }
+        watchUndelivered(at: now)
+    }
+
+    /// Aborts a connection that keeps receiving what URLSession never hands over (a redirect's
+    /// endless body, `UndeliveredFlood`): the task ends with a network error, which is retried.
+    private func watchUndelivered(at now: DispatchTime) {
+        let ports = state.withLock { Set($0.attempts.values.compactMap { HTTPOrigin($0.url.absoluteString).flatMap { UInt16(exactly: $0.port) } }) }
+        guard !ports.isEmpty else { return }
+        var sample: [Int32: UInt64] = [:]
+        for port in ports { sample.merge(TCPConnections.bytesReceived(fromPort: port)) { a, _ in a } }
+        let handedOver = delivered.load(ordering: .relaxed)
+        let flooded = undeliveredWatch.withLock {
+            $0.observe(sample, delivered: handedOver, at: Double(now.uptimeNanoseconds) / 1e9,
+                       minimumBytesPerSecond: URLSessionTransport.undeliveredBytesPerSecond)
+        }
+        if let flooded { TCPConnections.abort(flooded) }
     }
 
     private var stallOutcome: UploadOutcome {
@@ -404,6 +424,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let cut: (key: Int, url: URL, excerpt: [UInt8], received: Int64)? = state.withLock { state in
             guard let key = state.keyByTask[dataTask.taskIdentifier], let attempt = state.attempts[key] else { return nil }
             // The history's excerpt, or with `--success-json` the part of the answer the rule reads.
+            delivered.add(UInt64(data.count), ordering: .relaxed)
             let room = max(URLSessionTransport.excerptLength, answerLimit, attempt.request.answerKeep) - attempt.excerpt.count
             if room > 0 { attempt.excerpt.append(contentsOf: data.prefix(room)) }
             attempt.received += Int64(data.count)
@@ -427,6 +448,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Sampling window and the least rate that counts as a flood (`breakFlood`).
     static let floodWindowSeconds = 0.05
     static let floodBytesPerSecond = Double(1 << 20)
+    /// The least rate of bytes received and never handed over that makes a connection suspect
+    /// (`UndeliveredFlood`): only headers legitimately are, a few hundred bytes per answer.
+    static let undeliveredBytesPerSecond = Double(256 << 10)
 
     /// Aborts (resets) the connection a server is flooding: of this process's TCP connections to
     /// `port` (the cut answer's server), the one that received the most over

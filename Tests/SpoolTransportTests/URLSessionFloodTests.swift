@@ -37,4 +37,55 @@ final class URLSessionFloodTests: XCTestCase {
         XCTAssertEqual(next.wait(timeout: .now() + 10), .success)
         XCTAssertEqual(status.withLock { $0 }, 201)
     }
+
+    /// A redirect whose body never ends: FoundationNetworking collects a 3xx body whole before it
+    /// asks about the redirect, so the cut never sees it. The sweeper's watch of bytes received
+    /// and never handed over aborts the connection within seconds; the attempt ends with a network
+    /// error (retried), long before its 120 s deadline.
+    func testRedirectWithAnEndlessBody_isAbortedWithinSeconds_notAtTheDeadline() throws {
+        let receiver = UploadReceiver(script: ResponseScript { _ in
+            ScriptedResponse(status: 307, headers: [("Location", "/elsewhere")], fault: .endlessAnswer)
+        }, keepBodiesInMemory: false)
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let transport = URLSessionTransport(concurrency: 2, deadlineSeconds: 120, idleSeconds: 60)
+        let started = Date()
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Mutex<UploadOutcome?>(nil)
+        transport.start(try uploadRequest(to: receiver.baseURL + "/up/flood")) { result in
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        XCTAssertEqual(answered.wait(timeout: .now() + 30), .success, "no outcome 30 s into an endless redirect body")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "ended by the watch (a few seconds), not the 120 s deadline")
+        let result = try XCTUnwrap(outcome.withLock { $0 })
+        XCTAssertNil(result.httpStatus, "\(result)")
+    }
+
+    /// Many fast answers with bodies, all handed over: no connection is taken for a flood.
+    func testManyAnswersWithBodies_areNeverAborted() throws {
+        let answer = [UInt8](repeating: 0x61, count: 256 << 10)
+        let receiver = UploadReceiver(script: .always(ScriptedResponse(status: 201, body: answer)), keepBodiesInMemory: false)
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let transport = URLSessionTransport(concurrency: 4, deadlineSeconds: 60, idleSeconds: 30)
+        let statuses = Mutex<[Int?]>([])
+        // Batches for at least four of the watch's windows, each far above its rate.
+        let started = Date()
+        var batches = 0
+        while Date().timeIntervalSince(started) < 5 {
+            let done = DispatchGroup()
+            for n in 0..<40 {
+                done.enter()
+                transport.start(try uploadRequest(to: receiver.baseURL + "/up/\(batches)-\(n)")) { result in
+                    statuses.withLock { $0.append(result.httpStatus) }
+                    done.leave()
+                }
+            }
+            XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+            batches += 1
+        }
+        let failed = statuses.withLock { $0.filter { $0 != 201 } }
+        XCTAssertEqual(failed.count, 0, "\(failed.count) of \(batches * 40) answered uploads were aborted")
+    }
 }
