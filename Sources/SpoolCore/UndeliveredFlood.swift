@@ -12,21 +12,23 @@
 /// answers, however many and fast, are handed over and so never count (the rate alone did not
 /// tell a flood from 1,500 answers a second of 4 KB of JSON).
 public struct UndeliveredFlood: Sendable {
-    /// Shortest window compared; a sample sooner than this after the last is skipped.
-    public static let windowSeconds = 0.9
+    /// Shortest window compared by default; a sample sooner than this after the last is skipped.
+    public static let defaultWindowSeconds = 0.9
+    /// Shortest window compared (`defaultWindowSeconds`; shorter in tests).
+    public let windowSeconds: Double
     /// Allowance per window for what is received and never handed over in any answer: headers.
     public static let headerAllowance: UInt64 = 64 << 10
     private var last: (sample: [Int32: UInt64], delivered: UInt64, seconds: Double)?
     private var suspect: Int32?
 
-    public init() {}
+    public init(windowSeconds: Double = UndeliveredFlood.defaultWindowSeconds) { self.windowSeconds = windowSeconds }
 
     /// Takes the next sample (received bytes by descriptor; answer bytes handed over so far, at
     /// `seconds` on a monotonic clock); returns the descriptor to abort, if any.
     public mutating func observe(
         _ sample: [Int32: UInt64], delivered: UInt64, at seconds: Double, minimumBytesPerSecond: Double
     ) -> Int32? {
-        if let last, seconds >= last.seconds, seconds - last.seconds < UndeliveredFlood.windowSeconds { return nil }
+        if let last, seconds >= last.seconds, seconds - last.seconds < windowSeconds { return nil }
         defer { last = (sample, delivered, seconds) }
         guard let last, seconds > last.seconds, delivered >= last.delivered else {
             suspect = nil

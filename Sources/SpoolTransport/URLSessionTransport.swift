@@ -118,7 +118,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Answer bytes handed to spoold so far, all attempts (`UndeliveredFlood`).
     private let delivered = Atomic<UInt64>(0)
     /// The sweeper's view of the connections' traffic (`watchUndelivered`).
-    private let undeliveredWatch = Mutex(UndeliveredFlood())
+    private let undeliveredWatch: Mutex<UndeliveredFlood>
+    private let undeliveredResets = Atomic<Int>(0)
     /// Where uploads are started, in order: reading a small blob and making its task take the
     /// caller's time (the engine's loop) otherwise.
     private let starts = DispatchQueue(label: "spoold.transport.starts")
@@ -138,11 +139,13 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     ///   - cancelQueue: where tasks are told to cancel (a test holds it, as a busy Foundation does).
     ///   - quietLimitSeconds: the stall watch's limit (default `StalledUpload.quietLimitSeconds`).
     ///   - bodyReadHook: runs before each body read (a test holds it, as a lost write event does).
+    ///   - watchWindowSeconds: the window of `UndeliveredFlood` (shorter in tests).
     public init(
         concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
         answerLimit: Int = 0, cancelQueue: DispatchQueue? = nil, quietLimitSeconds: Double? = nil,
-        bodyReadHook: (@Sendable () -> Void)? = nil
+        bodyReadHook: (@Sendable () -> Void)? = nil, watchWindowSeconds: Double = UndeliveredFlood.defaultWindowSeconds
     ) {
+        undeliveredWatch = Mutex(UndeliveredFlood(windowSeconds: watchWindowSeconds))
         cancels = cancelQueue ?? DispatchQueue(label: "spoold.transport.cancels")
         self.quietLimitSeconds = quietLimitSeconds ?? StalledUpload.quietLimitSeconds(idleSeconds: idleSeconds)
         self.bodyReadHook = bodyReadHook
@@ -150,9 +153,9 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         self.answerLimit = answerLimit
         self.redirects = redirects
         sweeper = DispatchSource.makeTimerSource(queue: timers)
-        // Deadline precision: a quarter of the deadline (or of the stall watch's limit), between
-        // 50 ms and 1 s.
-        let interval = min(1.0, max(0.05, min(deadlineSeconds, self.quietLimitSeconds) / 4))
+        // Deadline precision: a quarter of the deadline (or of the stall watch's limit, or a little
+        // over the flood watch's window), between 50 ms and 1 s.
+        let interval = min(1.0, max(0.05, min(deadlineSeconds, self.quietLimitSeconds, watchWindowSeconds + 0.1) / 4))
         sweeper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
         super.init()
         sweeper.setEventHandler { [weak self] in self?.sweep() }
@@ -387,8 +390,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             $0.observe(sample, delivered: handedOver, at: Double(now.uptimeNanoseconds) / 1e9,
                        minimumBytesPerSecond: URLSessionTransport.undeliveredBytesPerSecond)
         }
-        if let flooded { TCPConnections.abort(flooded) }
+        if let flooded {
+            TCPConnections.abort(flooded)
+            undeliveredResets.add(1, ordering: .relaxed)
+        }
     }
+
+    /// Connections reset by the watch of bytes never handed over (`watchUndelivered`), so far.
+    public var connectionsResetForUndeliveredBytes: Int { undeliveredResets.load(ordering: .relaxed) }
 
     private var stallOutcome: UploadOutcome {
         .network(

@@ -107,12 +107,12 @@ class HTTPFaultTests: XCTestCase {
         try spool.drop("silent.txt", payload(100, seed: 4))
         let started = Date()
 
-        let result = try drain(spool, url: receiver.baseURL + "/up/", ["--timeout", "1"], timeout: 30)
+        let result = try drain(spool, url: receiver.baseURL + "/up/", ["--timeout", "0.5"], timeout: 30)
 
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(result.exitCode, 1, result.stderr)
         XCTAssertEqual(receiver.requests.count, 3, "one request per attempt")
-        XCTAssertGreaterThanOrEqual(elapsed, 3.0, "each attempt waited for its deadline")
+        XCTAssertGreaterThanOrEqual(elapsed, 1.5, "each attempt waited for its deadline")
         XCTAssertLessThan(elapsed, 12.0, "no attempt hung past its deadline")
         let json = try onlyJSON(in: spool, "failed")
         let attempts = try XCTUnwrap(json["attempts"] as? [[String: Any]])

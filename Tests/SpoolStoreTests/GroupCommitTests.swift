@@ -38,8 +38,8 @@ final class GroupCommitTests: XCTestCase {
 
     /// The daemon's default: files sent straight from incoming/ that succeed cost no sync and no
     /// index record at all, only their renames and unlinks.
-    func testDirectDrainOf2000Items_syncsNothing_andRecordsNothing() throws {
-        let count = 2000
+    func testDirectDrainOf1000Items_syncsNothing_andRecordsNothing() throws {
+        let count = 1000
         let drain = try RecordedDrain(count: count, answer: .status(201), direct: true)
         XCTAssertEqual(drain.summary.uploaded, count)
         XCTAssertEqual(drain.leftovers, [])
