@@ -30,6 +30,9 @@ public struct SpoolSummary: Sendable {
             var totals = StateTotals()
             var blobs: [String] = []
             var pendingJSONs: [String] = []
+            // In inflight/, a blob with no json is a direct upload under way: an item too.
+            var jsonIDs = Set<ItemID>()
+            var blobIDs = Set<ItemID>()
             for entry in try spool.list(folder) {
                 guard let name = ItemFileName(parsing: entry.name) else {
                     if !entry.name.hasPrefix(".") { summary.strays.append("\(folder.rawValue)/\(entry.name)") }
@@ -40,9 +43,15 @@ public struct SpoolSummary: Sendable {
                     totals.count += 1
                     if totals.oldest.map({ name.id < $0 }) ?? true { totals.oldest = name.id }
                     if state == .pending { pendingJSONs.append(entry.name) }
+                    if state == .inflight { jsonIDs.insert(name.id) }
                 case .blob:
                     blobs.append(entry.name)
+                    if state == .inflight { blobIDs.insert(name.id) }
                 }
+            }
+            for id in blobIDs.subtracting(jsonIDs) {
+                totals.count += 1
+                if totals.oldest.map({ id < $0 }) ?? true { totals.oldest = id }
             }
             let fd = spool.descriptor(folder)
             totals.bytes = parallelStat(blobs, in: fd, spool.fs).reduce(0) { $0 + $1.size }

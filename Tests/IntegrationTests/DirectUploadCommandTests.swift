@@ -2,7 +2,7 @@ import Foundation
 import UploadReceiver
 import XCTest
 
-/// A direct upload seen from outside, with the real binary: `ls`, `show` and `check` while one is
+/// A direct upload seen from outside, with the real binary: `ls`, `show`, `status` and `check` while one is
 /// under way, then `kill -9` and the next start (README "Direct uploads").
 final class DirectUploadCommandTests: XCTestCase {
     func testDirectUploadUnderWay_isShownByLsAndShow_checkIsClean_andAKillLosesNothing() throws {
@@ -30,6 +30,9 @@ final class DirectUploadCommandTests: XCTestCase {
         let id = String(blobs[0].dropLast(".a1.blob".count))
         let show = try SpooldProcess.run(["show", "--spool", spool.path, id])
         XCTAssertTrue(show.stdout.contains("none yet: sent directly from incoming/cam7/fox.jpg"), show.stdout)
+        let status = try SpooldProcess.run(["status", "--spool", spool.path, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((object["inflight"] as? [String: Any])?["count"] as? Int, 1, "counted as in flight: \(status.stdout)")
         let check = try SpooldProcess.run(["check", "--spool", spool.path])
         XCTAssertEqual(check.exitCode, 0, "a direct upload is not a problem while the daemon runs:\n\(check.stdout)")
 
