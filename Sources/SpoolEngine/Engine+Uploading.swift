@@ -69,32 +69,30 @@ extension Engine {
             spool.removeDirectBlobs(round.directSuccesses)
             intake.spaceFreed()
         }
-        guard !round.isEmpty else {
-            for event in round.outcomes { observers.itemFinished(event) }
-            for message in round.messages { log.info(message) }
-            return
-        }
-        let batch = try spool.record(round.transitions, deferringSync: true)
-        let claimed = try spool.apply(batch, round.claims.indices)
-        for (claim, result) in zip(round.claims, claimed) {
-            let id = claim.transition.record.id
-            guard result == .moved else {
-                log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
-                items[id] = nil
-                observers.itemLeftQueue(id)
-                continue
-            }
-            start(claim, now: now)
-        }
-        try spool.makeRecordsDurable()
-        let finished = try spool.apply(batch, round.claims.count..<batch.transitions.count, removingInBackground: true)
-        if !round.finished.isEmpty { intake.spaceFreed() }
+        // Direct successes alone (nothing recorded) commit nothing.
         var vanished = Set<ItemID>()
-        for (transition, result) in zip(round.finished, finished) where result != .moved {
-            log.warning("\(transition.record.id) vanished while being recorded (\(result))")
-            items[transition.record.id] = nil
-            vanished.insert(transition.record.id)
-            observers.itemLeftQueue(transition.record.id)
+        if !round.isEmpty {
+            let batch = try spool.record(round.transitions, deferringSync: true)
+            let claimed = try spool.apply(batch, round.claims.indices)
+            for (claim, result) in zip(round.claims, claimed) {
+                let id = claim.transition.record.id
+                guard result == .moved else {
+                    log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
+                    items[id] = nil
+                    observers.itemLeftQueue(id)
+                    continue
+                }
+                start(claim, now: now)
+            }
+            try spool.makeRecordsDurable()
+            let finished = try spool.apply(batch, round.claims.count..<batch.transitions.count, removingInBackground: true)
+            if !round.finished.isEmpty { intake.spaceFreed() }
+            for (transition, result) in zip(round.finished, finished) where result != .moved {
+                log.warning("\(transition.record.id) vanished while being recorded (\(result))")
+                items[transition.record.id] = nil
+                vanished.insert(transition.record.id)
+                observers.itemLeftQueue(transition.record.id)
+            }
         }
         for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
         // After the commit: a success or failure is recorded before its log goes (rule 13).
