@@ -359,13 +359,16 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let now = DispatchTime.now()
         var overdue: [Int] = []
         var quiet: [(key: Int, port: UInt16)] = []
+        var ports = Set<UInt16>()
         state.withLock { state in
             if state.attempts.isEmpty { setSweeping(false) }
             for (key, attempt) in state.attempts {
+                let port = URLSessionTransport.port(of: attempt.url)
+                if let port { ports.insert(port) }
                 if attempt.deadline <= now {
                     overdue.append(key)
-                } else if let seconds = attempt.progress?.quietSeconds(now: now.uptimeNanoseconds), seconds >= quietLimitSeconds,
-                          let port = HTTPOrigin(attempt.url.absoluteString).flatMap({ UInt16(exactly: $0.port) })
+                } else if let port, let seconds = attempt.progress?.quietSeconds(now: now.uptimeNanoseconds),
+                          seconds >= quietLimitSeconds
                 {
                     quiet.append((key, port))
                 }
@@ -375,13 +378,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         for port in Set(quiet.map(\.port)) where StalledUpload.writerStopped(unsentBytes: TCPConnections.unsentBytes(toPort: port)) {
             for attempt in quiet where attempt.port == port { end(attempt.key, stallOutcome) }
         }
-        watchUndelivered(at: now)
+        watchUndelivered(ports: ports, at: now)
     }
+
+    /// The server port of an attempt's URL (whose connections the watches look at).
+    private static func port(of url: URL) -> UInt16? { HTTPOrigin(url.absoluteString).flatMap { UInt16(exactly: $0.port) } }
 
     /// Aborts a connection that keeps receiving what URLSession never hands over (a redirect's
     /// endless body, `UndeliveredFlood`): the task ends with a network error, which is retried.
-    private func watchUndelivered(at now: DispatchTime) {
-        let ports = state.withLock { Set($0.attempts.values.compactMap { HTTPOrigin($0.url.absoluteString).flatMap { UInt16(exactly: $0.port) } }) }
+    private func watchUndelivered(ports: Set<UInt16>, at now: DispatchTime) {
         guard !ports.isEmpty else { return }
         var sample: [Int32: UInt64] = [:]
         for port in ports { sample.merge(TCPConnections.bytesReceived(fromPort: port)) { a, _ in a } }
@@ -448,7 +453,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         guard let cut else { return }
         // Not here: `cancel` waits for the session's work queue, which may be waiting for this one.
         cancels.async { dataTask.cancel() }
-        if let port = HTTPOrigin(cut.url.absoluteString)?.port, let port = UInt16(exactly: port) {
+        if let port = URLSessionTransport.port(of: cut.url) {
             floods.async { URLSessionTransport.breakFlood(fromPort: port) }
         }
         handle(cut.key, url: cut.url, excerpt: cut.excerpt, received: cut.received, response: dataTask.response, error: nil)
