@@ -6,11 +6,11 @@ import SpoolTestSupport
 import SpoolTransport
 import XCTest
 
-/// The group-commit claim, counted: the real engine drains 2,000 items through a recording file
+/// The group-commit claim, counted: the real engine drains 1,000 items through a recording file
 /// system and a transport that accepts everything, and the syncs per item are printed and bounded.
 final class GroupCommitTests: XCTestCase {
-    func testDrainOf2000Items_costsFewSyncsPerItem() throws {
-        let count = 2000
+    func testDrainOf1000Items_costsFewSyncsPerItem() throws {
+        let count = 1000
         let drain = try RecordedDrain(count: count, answer: .status(201))
 
         XCTAssertEqual(drain.summary.ingested, count)

@@ -63,7 +63,7 @@ final class URLSessionStallTests: XCTestCase {
         XCTAssertEqual(listen(listener, 4), 0)
         let port = UInt16(bigEndian: address.sin_port)
 
-        let transport = URLSessionTransport(concurrency: 1, deadlineSeconds: 2.5, idleSeconds: 30, quietLimitSeconds: 1)
+        let transport = URLSessionTransport(concurrency: 1, deadlineSeconds: 2, idleSeconds: 30, quietLimitSeconds: 1)
         let ended = DispatchSemaphore(value: 0)
         let outcome = Mutex<UploadOutcome?>(nil)
         transport.start(try uploadRequest(to: "http://127.0.0.1:\(port)/up/slow", size: 64 << 20)) { result in
