@@ -20,7 +20,8 @@ extension Engine {
 
     /// Starts a direct upload of the next announced files, one per free slot, and returns those
     /// that must be taken in as items instead: with a sidecar, bigger than an S3 part, with
-    /// more than one link, on another file system, or refusing the name attribute.
+    /// more than one link, on another file system, or refusing the name attribute. With
+    /// `--max-spool-size`, every name returned was admitted by the gate already.
     func startDirectUploads(now: Timestamp) throws -> [String] {
         let slots = configuration.concurrency - uploads.count
         guard slots > 0 else { return [] }
@@ -48,6 +49,7 @@ extension Engine {
                 let location = ItemLocation(.inflight, attempt: 1)
                 items[id] = ItemLifecycle(location: location, notBefore: now)
                 observers.itemQueued(id, at: location)
+                sizeGate?.joinedQueue(bytes: size)
                 uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: false, isDirect: true)
                 summary.ingested += 1
                 log.debug("sending incoming/\(name) directly as \(id)")

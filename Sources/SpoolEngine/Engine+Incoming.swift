@@ -325,8 +325,9 @@ extension Engine {
         var batch: [NewItem] = []
         var sidecars: [String: String] = [:]
         // Sent directly when they can be, one per free slot (the rest wait announced); those
-        // that cannot are taken in below.
-        let names = directUploadsMayRun(now: now) ? try startDirectUploads(now: now) : takeAnnounced(intakeBatchLimit(now: now))
+        // that cannot are taken in below, admitted by the size gate already.
+        let direct = directUploadsMayRun(now: now)
+        let names = direct ? try startDirectUploads(now: now) : takeAnnounced(intakeBatchLimit(now: now))
         var folders = Set<Substring>()
         for (n, name) in names.enumerated() {
             // Each subfolder a batch takes files from stays open until the batch is durable:
@@ -336,7 +337,7 @@ extension Engine {
                 break
             }
             // Full (--max-spool-size): this and later files wait, announced, in incoming/.
-            if let sizeGate, try !sizeGate.admits(name, engine: self, now: now) {
+            if !direct, let sizeGate, try !sizeGate.admits(name, engine: self, now: now) {
                 putBackAnnounced(names[n...])
                 break
             }

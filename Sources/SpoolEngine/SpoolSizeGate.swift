@@ -42,6 +42,10 @@ public final class SpoolSizeGate: EngineObserver {
         return true
     }
 
+    /// An admitted file joined the queue at once (a direct upload): its bytes are in `queue` now,
+    /// no longer reserved.
+    func joinedQueue(bytes: Int64) { reserved = max(0, reserved - bytes) }
+
     /// Deletes the oldest pending items (never one in flight) through the purge transition until
     /// the queue is below the limit, logging and counting each.
     private func makeRoom(engine: Engine, now: Timestamp) throws {

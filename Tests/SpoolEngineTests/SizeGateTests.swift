@@ -30,4 +30,36 @@ final class SizeGateTests: EngineTestCase {
         XCTAssertNotNil(embedded.summary, "the drain ended")
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "room again once the queue emptied")
     }
+
+    /// Files sent directly join the queue at once: their bytes count once, not also as reserved,
+    /// so the gate admits as it would for items (here the third file, the one item over).
+    func testDirectUploads_countOnce_againstTheLimit() throws {
+        let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
+        let spool = try temp.open(fs: fs)
+        let queue = QueueBytes(spool: spool)
+        let gate = SpoolSizeGate(limit: SpoolSizeLimit(bytes: 40), queue: queue, spool: spool, log: log)
+        for i in 0..<3 { try drop("f\(i).bin") }  // 17 B each
+        let embedded = try EmbeddedEngine(
+            spool: spool, configuration: configuration(settle: 0, concurrency: 3), clock: clock, observers: [queue, gate],
+            sizeGate: gate)
+        XCTAssertEqual(embedded.transport.inFlight, 3, "0, 17 and 34 B queued are below 40: all three go")
+        XCTAssertEqual(temp.names(in: .incoming), [])
+        XCTAssertEqual(queue.total, 51)
+    }
+
+    /// A file that cannot be sent directly (a sidecar) was admitted once, when it was tried: it is
+    /// taken in as an item without being counted a second time.
+    func testFileTakenInInsteadOfSentDirectly_isAdmittedOnce() throws {
+        let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
+        let spool = try temp.open(fs: fs)
+        let queue = QueueBytes(spool: spool)
+        let gate = SpoolSizeGate(limit: SpoolSizeLimit(bytes: 40), queue: queue, spool: spool, log: log)
+        _ = try temp.write(Array(#"{"contentType": "text/plain"}"#.utf8), to: "f0.bin.meta.json", in: .incoming)
+        for i in 0..<3 { try drop("f\(i).bin") }  // 17 B each
+        let embedded = try EmbeddedEngine(
+            spool: spool, configuration: configuration(settle: 0, concurrency: 3), clock: clock, observers: [queue, gate],
+            sizeGate: gate)
+        XCTAssertEqual(temp.names(in: .incoming), [], "f1 and f2 sent directly, f0 taken in: 0, 17 and 34 B were below 40")
+        XCTAssertEqual(embedded.transport.inFlight, 3)
+    }
 }

@@ -29,7 +29,7 @@ public final class EmbeddedEngine {
     /// `residentKiB` is the process's memory as the recycle trigger reads it (default: unreadable).
     public init(
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
-        observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }
+        observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
@@ -39,6 +39,7 @@ public final class EmbeddedEngine {
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
             residentKiB: residentKiB)
         for observer in observers { engine.observers.add(observer) }
+        engine.sizeGate = sizeGate
         startedAt = clock.now()
         try engine.start()
         nextWake = startedAt
