@@ -29,7 +29,7 @@ final class BodyInputStream: InputStream {
     private var part = 0
     private var offset: Int64 = 0
     private var status: Stream.Status = .notOpen
-    /// Told of every read and of the end (`URLSessionTransport`'s stall watch).
+    /// Told of every read (`URLSessionTransport`'s stall watch).
     private let progress: BodyProgress?
     /// Runs before each read: a test holds it, as a lost write event holds libcurl.
     private let readHook: (@Sendable () -> Void)?
@@ -89,7 +89,6 @@ final class BodyInputStream: InputStream {
             offset = 0
         }
         status = .atEnd
-        progress?.reachedEnd()
         return 0
     }
 }

@@ -8,7 +8,6 @@ final class BodyProgress: Sendable {
     private struct Reading {
         var bytes: Int64 = 0
         var lastRead: UInt64
-        var complete = false
     }
 
     private let reading: Mutex<Reading>
@@ -29,24 +28,20 @@ final class BodyProgress: Sendable {
         }
     }
 
-    /// The stream returned its last byte: the body is complete (until a rewind).
-    func reachedEnd() { reading.withLock { $0.complete = true } }
-
     /// A fresh stream of the body was handed out (libcurl sends it again from byte 0).
     func restarted() {
         let now = DispatchTime.now().uptimeNanoseconds
         reading.withLock {
             $0.bytes = 0
-            $0.complete = false
             $0.lastRead = now
         }
     }
 
     /// Seconds since the body was last read, while it is started (a byte was read) and not
-    /// complete (neither at its length nor at its end); nil otherwise.
+    /// complete (short of its length); nil otherwise.
     func quietSeconds(now: UInt64) -> Double? {
         reading.withLock { r in
-            guard r.bytes > 0, r.bytes < total, !r.complete, now > r.lastRead else { return nil }
+            guard r.bytes > 0, r.bytes < total, now > r.lastRead else { return nil }
             return Double(now - r.lastRead) / 1e9
         }
     }
