@@ -57,6 +57,7 @@ struct ShowCommand: SpooldCommand {
             let blob = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .blob)
             if let name = spool.directSourceName(of: blob, at: item.location).map(FileName.decode) {
                 context.print("metadata  none yet: sent directly from incoming/\(FileName.display(name)) (blob \(item.blobSize.map(Output.bytes) ?? "missing"))")
+                printParts(of: item.id, in: spool, context: context)
                 return .success
             }
             context.print("metadata  missing (blob \(item.blobSize.map(Output.bytes) ?? "missing"))")
@@ -74,9 +75,7 @@ struct ShowCommand: SpooldCommand {
         for (name, value) in metadata.headers.sorted(by: { $0.key < $1.key }) { context.print("header    \(name): \(value)") }
         for (name, value) in metadata.fields.sorted(by: { $0.key < $1.key }) { context.print("field     \(name)=\(value)") }
         if let reason = metadata.failureReason { context.print("failed    \(reason)") }
-        if let upload = spool.partLogs.state(of: item.id) {
-            context.print("parts     \(upload.parts.count)/\(upload.plan.partCount) done, \(Output.bytes(upload.partSize)) each (S3 multipart upload \(upload.uploadID))")
-        }
+        printParts(of: item.id, in: spool, context: context)
         for retried in metadata.retriedAt ?? [] { context.print("retried   \(retried)") }
         for a in metadata.attempts {
             var line = "attempt \(a.number)  \(a.startedAt)  \(a.outcome)"
@@ -86,6 +85,12 @@ struct ShowCommand: SpooldCommand {
             if let excerpt = a.responseExcerpt { context.print("          response: \(oneLine(excerpt, max: 200))") }
         }
         return .success
+    }
+
+    /// The progress of the item's multipart upload, when it has a part log.
+    private func printParts(of id: ItemID, in spool: Spool, context: CommandContext) {
+        guard let upload = spool.partLogs.state(of: id) else { return }
+        context.print("parts     \(upload.parts.count)/\(upload.plan.partCount) done, \(Output.bytes(upload.partSize)) each (S3 multipart upload \(upload.uploadID))")
     }
 
     /// ` (2 answered, 3 interrupted)` when a crash interrupted some of the attempts counted in N

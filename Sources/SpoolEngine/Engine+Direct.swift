@@ -19,8 +19,8 @@ extension Engine {
     }
 
     /// Starts a direct upload of the next announced files, one per free slot, and returns those
-    /// that must be taken in as items instead: with a sidecar, bigger than an S3 part, with
-    /// more than one link, on another file system, or refusing the name attribute. With
+    /// that must be taken in as items instead: with a sidecar, with more than one link, on
+    /// another file system, or refusing the name attribute. With
     /// `--max-spool-size`, every name returned was admitted by the gate already.
     func startDirectUploads(now: Timestamp) throws -> [String] {
         let slots = configuration.concurrency - uploads.count
@@ -41,7 +41,7 @@ extension Engine {
             }
             let leaf = FileName.display(IncomingFile(path: name).name)
             let id = idGenerator.next(at: now, originalName: leaf)
-            switch spool.takeForDirectUpload(name, as: id, maximumSize: configuration.multipartThreshold) {
+            switch spool.takeForDirectUpload(name, as: id) {
             case .taken(let fd, let size):
                 var metadata = ItemMetadata(
                     id: id, originalName: name, size: size, contentType: ContentType.guess(forFileName: leaf), createdAt: now)
@@ -65,4 +65,19 @@ extension Engine {
         }
         return intake
     }
+
+    /// Direct multipart uploads under way for `directDurableSeconds`: their blobs are synced on
+    /// the spool's background thread, then their part logs, which sync every record after that.
+    func makeLongDirectUploadsDurable(now: Timestamp) {
+        for (id, upload) in uploads {
+            guard let by = upload.durableBy, by <= now, let partLog = upload.deferredLog else { continue }
+            uploads[id]?.durableBy = nil
+            uploads[id]?.deferredLog = nil
+            log.debug("making the direct upload of \(id) durable: under way for \(formatSeconds(configuration.directDurableSeconds))")
+            spool.makeDirectUploadDurable(id, partLog: partLog)
+        }
+    }
+
+    /// When the next direct multipart upload is to be made durable.
+    var nextDirectDurable: Timestamp? { uploads.values.compactMap(\.durableBy).min() }
 }

@@ -138,8 +138,14 @@ extension Engine {
             method: configuration.method, body: body, contentType: metadata.contentType, headers: headers)
         request.contentDigest = configuration.contentDigest
         if let threshold = configuration.multipartThreshold, metadata.size > threshold {
-            request.partJournal = spool.partLogs.log(for: id)
+            let direct = uploads[id]?.isDirect == true
+            let log = spool.partLogs.log(for: id, syncDeferred: direct)
+            request.partJournal = log
             uploads[id]?.isMultipart = true
+            if direct, let startedAt = uploads[id]?.startedAt {
+                uploads[id]?.deferredLog = log
+                uploads[id]?.durableBy = startedAt.adding(seconds: configuration.directDurableSeconds)
+            }
         }
         if let field = configuration.formField {
             request.form = MultipartForm(

@@ -127,6 +127,10 @@ public final class Engine {
         var isMultipart = false
         /// Sent straight from incoming/: a lone blob in inflight/, no json, nothing recorded.
         var isDirect = false
+        /// A direct multipart upload's part log, writing without syncs until its blob is made
+        /// durable at `durableBy` (`Engine+Direct`); both nil once that is under way.
+        var deferredLog: PartLog?
+        var durableBy: Timestamp?
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).
@@ -208,6 +212,7 @@ public final class Engine {
         noteStop(now: now)
         var round = Round()
         collectFinished(arrived.completions, now: now, into: &round)
+        makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
         if !stopping && round.spoolFailure == nil {
             try takeWatcherEvents(arrived.watcher, now: now)
@@ -315,6 +320,7 @@ public final class Engine {
             // While a probe is out, its completion wakes us; don't spin on a past probe time.
             if let probe = endpoint.nextProbe { wake = min(wake, probe) }
         } else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
+        if let durable = nextDirectDurable { wake = min(wake, durable) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
     }

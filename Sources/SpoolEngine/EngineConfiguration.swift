@@ -47,6 +47,12 @@ public struct EngineConfiguration: Sendable {
     /// item is due, instead of first making it a durable item (`Spool.takeForDirectUpload`); off
     /// with `--no-direct`, and never with `keepDone`.
     public var directUploads = true
+    /// A direct multipart upload still under way this long after it began has its blob synced,
+    /// and from then on its part records (`Spool.makeDirectUploadDurable`): until then a power
+    /// cut can cost its progress, never a record ahead of its bytes. The kernel's own writeback
+    /// of dirty data starts after 30 s (`vm.dirty_expire_centisecs`): an upload that ends sooner
+    /// never writes its blob to the disk at all.
+    public var directDurableSeconds: Double = 30
 
     /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
     /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,

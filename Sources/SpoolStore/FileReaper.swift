@@ -3,7 +3,7 @@ import SpoolSystem
 import Synchronization
 
 /// Removes the files of items whose success is already recorded in the index, on a thread of its
-/// own. ext4 spends about 100 µs per unlink of a small file; done on the engine's thread, the two
+/// own (and syncs the blobs of long direct uploads: `perform`). ext4 spends about 100 µs per unlink of a small file; done on the engine's thread, the two
 /// unlinks of each uploaded item held back the next uploads by a third (measured with
 /// `scripts/bench`). Recorded successes need no folder fsync (recovery completes them from the
 /// index), so nothing but index compaction has to wait for the removals: `drain` is called first.
@@ -40,6 +40,15 @@ final class FileReaper: Sendable {
                     failure.withLock { if $0 == nil { $0 = error } }
                 }
             }
+        }
+    }
+
+    /// Queues other slow file work that must not hold up the engine (making a direct upload's
+    /// blob durable): run in order with the removals, and a thrown error is reported as a
+    /// failed removal is.
+    func perform(_ work: @escaping @Sendable (any FileSystem) throws -> Void) {
+        queue.async { [self] in
+            do { try work(fs) } catch { failure.withLock { if $0 == nil { $0 = error } } }
         }
     }
 

@@ -9,14 +9,25 @@ import Synchronization
 /// removing an old one), writes the upload record, fsyncs it and the folder; `record` appends one
 /// part record and fsyncs before the part counts. A torn tail from a crash is truncated away
 /// before the next append. Called from the transport's threads: one lock per log.
+///
+/// The log of a direct upload (`Spool+Direct`) starts with its syncs deferred: its blob is not
+/// durable yet, and a record must never be durable before the bytes it vouches for. Its writes
+/// survive a kill -9 (the page cache does); `makeDurable`, called once the blob is synced,
+/// syncs what was written and every write after it.
 public final class PartLog: PartJournal, @unchecked Sendable {
     public let id: ItemID
     private let folder: PartLogFolder
-    /// The open log while an upload appends to it.
-    private let appending = Mutex<FileDescriptor?>(nil)
+    /// The open log while an upload appends to it, and whether its writes wait for the blob.
+    private let appending: Mutex<Appending>
 
-    init(id: ItemID, folder: PartLogFolder) {
+    private struct Appending {
+        var fd: FileDescriptor?
+        var syncDeferred: Bool
+    }
+
+    init(id: ItemID, folder: PartLogFolder, syncDeferred: Bool = false) {
         (self.id, self.folder) = (id, folder)
+        appending = Mutex(Appending(fd: nil, syncDeferred: syncDeferred))
     }
 
     deinit { closeAppending() }
@@ -24,7 +35,7 @@ public final class PartLog: PartJournal, @unchecked Sendable {
     var name: String { "\(id).log" }
 
     public func load() -> PartLogCodec.State? {
-        appending.withLock { fd in
+        appending.withLock { state in
             guard let scan = folder.scan(name) else { return nil }
             guard scan.state != nil else {
                 // Cut while its first record was written: the upload id never counted. Anything
@@ -33,8 +44,8 @@ public final class PartLog: PartJournal, @unchecked Sendable {
                 return nil
             }
             do {
-                let opened = try fd ?? folder.openForAppend(name)
-                fd = opened
+                let opened = try state.fd ?? folder.openForAppend(name)
+                state.fd = opened
                 if try folder.fs.seekToEnd(opened) != Int64(scan.validLength) {
                     try folder.fs.truncate(opened, to: Int64(scan.validLength))
                     _ = try folder.fs.seekToEnd(opened)
@@ -47,13 +58,14 @@ public final class PartLog: PartJournal, @unchecked Sendable {
     }
 
     public func begin(_ state: PartLogCodec.State) throws {
-        try appending.withLock { fd in
-            if let old = fd { folder.fs.close(old) }
-            fd = nil
+        try appending.withLock { appending in
+            if let old = appending.fd { folder.fs.close(old) }
+            appending.fd = nil
             guard let header = PartLogCodec.encodeHeader(state) else { throw PartJournalRefusal("the upload id or URL is too long to record") }
             let opened = try folder.create(name)
-            fd = opened
+            appending.fd = opened
             try folder.fs.writeAll(opened, header, label: folder.label(name))
+            guard !appending.syncDeferred else { return }
             try folder.fs.sync(opened, label: folder.label(name))
             try folder.syncFolder()
         }
@@ -61,13 +73,26 @@ public final class PartLog: PartJournal, @unchecked Sendable {
     }
 
     public func record(part number: Int, etag: String) throws {
-        try appending.withLock { fd in
-            guard let opened = fd else { throw PartLogError("the log is not open") }
+        try appending.withLock { appending in
+            guard let opened = appending.fd else { throw PartLogError("the log is not open") }
             guard let bytes = PartLogCodec.encodePart(number, etag: etag) else { throw PartJournalRefusal("the ETag is too long to record") }
             try folder.fs.writeAll(opened, bytes, label: folder.label(name))
-            try folder.fs.sync(opened, label: folder.label(name))
+            if !appending.syncDeferred { try folder.fs.sync(opened, label: folder.label(name)) }
         }
         CrashPoint.multipartAfterPart.reached()
+    }
+
+    /// Ends the deferral: syncs what was written (the log and its name in parts/), and every
+    /// later write syncs as it goes. Called once the blob the records vouch for is durable.
+    public func makeDurable() throws {
+        try appending.withLock { appending in
+            guard appending.syncDeferred else { return }
+            if let opened = appending.fd {
+                try folder.fs.sync(opened, label: folder.label(name))
+                try folder.syncFolder()
+            }
+            appending.syncDeferred = false
+        }
     }
 
     public func discard() {
@@ -84,9 +109,9 @@ public final class PartLog: PartJournal, @unchecked Sendable {
     }
 
     private func closeAppending() {
-        appending.withLock { fd in
-            if let old = fd { folder.fs.close(old) }
-            fd = nil
+        appending.withLock { appending in
+            if let old = appending.fd { folder.fs.close(old) }
+            appending.fd = nil
         }
     }
 

@@ -25,8 +25,9 @@ public final class PartLogFolder: @unchecked Sendable {
 
     deinit { if let fd = opened.withLock({ $0 }) { fs.close(fd) } }
 
-    /// The log of `id` (which may not exist yet).
-    public func log(for id: ItemID) -> PartLog { PartLog(id: id, folder: self) }
+    /// The log of `id` (which may not exist yet); with `syncDeferred`, its writes are not synced
+    /// until `PartLog.makeDurable` (a direct upload's, whose blob is not durable yet).
+    public func log(for id: ItemID, syncDeferred: Bool = false) -> PartLog { PartLog(id: id, folder: self, syncDeferred: syncDeferred) }
 
     /// What `id`'s log records, for `ls` and `show`; nil when there is none or it does not parse.
     public func state(of id: ItemID) -> PartLogCodec.State? { scan("\(id).log")?.state }

@@ -27,9 +27,9 @@ extension Spool {
     }
 
     /// Takes `incoming/<path>` for a direct upload as item `id`, attempt 1: a regular file with
-    /// one link on the spool's file system, at most `maximumSize` bytes, that takes the name
-    /// attribute; anything else is declined and left where it was.
-    public func takeForDirectUpload(_ path: String, as id: ItemID, maximumSize: Int64?) -> DirectTake {
+    /// one link on the spool's file system that takes the name attribute; anything else is
+    /// declined and left where it was.
+    public func takeForDirectUpload(_ path: String, as id: ItemID) -> DirectTake {
         do {
             return try withIncomingFolder(of: path) { folder, leaf in
                 let fd = try fs.open(leaf, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
@@ -39,7 +39,6 @@ extension Spool {
                 guard status.type == .regular, status.linkCount == 1, status.device == device else {
                     return .declined("not a regular file with one link on the spool's file system")
                 }
-                if let maximumSize, status.size > maximumSize { return .declined("larger than \(maximumSize) B") }
                 do {
                     try fs.setAttribute(Spool.directNameAttribute, FileName.encode(path), of: fd)
                 } catch let error as SystemError where error.code == ENOTSUP {
@@ -79,6 +78,23 @@ extension Spool {
         defer { fs.close(fd) }
         guard let bytes = try? fs.attribute(Spool.directNameAttribute, of: fd, limit: 4096), !bytes.isEmpty else { return nil }
         return bytes
+    }
+
+    /// Makes a direct upload durable that is taking a while (a multipart upload, on the spool's
+    /// background thread): the blob's bytes, its name in inflight/ with its name attribute, and
+    /// then `partLog`, whose records were written but not synced until now (they must never be
+    /// durable before the bytes they vouch for). Nothing to do once the blob is gone (uploaded).
+    /// A failed sync is a spool failure, reported like a failed removal (rule 6).
+    public func makeDirectUploadDurable(_ id: ItemID, partLog: PartLog) {
+        let inflight = descriptor(.inflight)
+        let blob = ItemFileName(id: id, attempt: 1, kind: .blob).description
+        let label = "\(path)/\(SpoolFolder.inflight.rawValue)"
+        reaper.perform { fs in
+            guard let fd = try? fs.open(blob, relativeTo: inflight, flags: [.readOnly, .nonBlocking], mode: 0) else { return }
+            try fs.closing(fd) { try fs.sync($0, label: "\(label)/\(blob)") }
+            try fs.sync(inflight, label: label)
+            try partLog.makeDurable()
+        }
     }
 
     /// Removes the blobs of direct uploads that succeeded (on the spool's background thread):

@@ -360,7 +360,15 @@ public final class Spool {
                     CrashPoint.commitAfterJSONRename.reached()
                     if needsFolderSync { dirty.insert(toFolder) }
                 } else {
-                    try fs.remove(json, in: descriptor(fromFolder), isDirectory: false)
+                    do {
+                        try fs.remove(json, in: descriptor(fromFolder), isDirectory: false)
+                    } catch let error as SystemError where error.isNotFound {
+                        // A lone blob is an item too (a direct upload cut by a crash, `purge`d
+                        // before the next start-up): it goes on its own. No blob either: vanished.
+                        try fs.remove(blob, in: descriptor(fromFolder), isDirectory: false)
+                        results.append(.moved)
+                        continue
+                    }
                     CrashPoint.commitAfterJSONRename.reached()
                     try? fs.remove(blob, in: descriptor(fromFolder), isDirectory: false)
                 }

@@ -31,12 +31,16 @@ class S3ResumeTests: XCTestCase {
         ]
     }
 
-    private func drain(_ spool: TestSpool, _ server: RcloneS3Server, prefix: String, crashAt: String? = nil) throws -> SpooldProcess.Result {
+    /// `direct: false` adds `--no-direct`: the file is a durable item before its upload begins.
+    private func drain(
+        _ spool: TestSpool, _ server: RcloneS3Server, prefix: String, crashAt: String? = nil, direct: Bool = true
+    ) throws -> SpooldProcess.Result {
         var env = environment(spool.root)
         if let crashAt { env["SPOOLD_CRASH_AT"] = crashAt }
         return try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/\(prefix)/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"] + Self.transportArguments,
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"] + Self.transportArguments
+                + (direct ? [] : ["--no-direct"]),
             environment: env, timeout: 60)
     }
 
@@ -53,7 +57,19 @@ class S3ResumeTests: XCTestCase {
     /// nothing is dead-lettered, no part log is left, and parts are re-sent only within the
     /// in-flight bound (after a completed upload whose success was not recorded, the whole object
     /// once more: the upload is gone, as after any success not yet recorded).
+    ///
+    /// The file is sent directly (the default): the crash leaves a lone blob whose part log was
+    /// written but not synced, which start-up recovery makes an item that resumes.
     func testCrash_atEveryMultipartCrashPoint_thenDrain_isByteExact() throws {
+        try crashAtEveryMultipartCrashPoint_thenDrain(direct: true)
+    }
+
+    /// The same on the queue's path (`--no-direct`): the file is a durable item before the upload.
+    func testCrash_atEveryMultipartCrashPoint_ofAQueuedItem_thenDrain_isByteExact() throws {
+        try crashAtEveryMultipartCrashPoint_thenDrain(direct: false)
+    }
+
+    private func crashAtEveryMultipartCrashPoint_thenDrain(direct: Bool) throws {
         let server = try RcloneS3Server.start(self, debugLog: true)
         for (point, count) in Self.crashTable {
             let label = "\(point.rawValue):\(count)"
@@ -62,9 +78,12 @@ class S3ResumeTests: XCTestCase {
             try spool.drop("big.bin", blob)
             let before = partsSent(server)
 
-            let crashed = try drain(spool, server, prefix: point.rawValue, crashAt: label)
+            let crashed = try drain(spool, server, prefix: point.rawValue, crashAt: label, direct: direct)
             XCTAssertEqual(crashed.signal, SIGKILL, "\(label): spoold must die at the crash point: \(crashed.stderr)")
-            let drained = try drain(spool, server, prefix: point.rawValue)
+            if direct {
+                XCTAssertEqual(spool.files(in: "inflight").filter { $0.hasSuffix(".json") }, [], "\(label): a lone blob")
+            }
+            let drained = try drain(spool, server, prefix: point.rawValue, direct: direct)
 
             XCTAssertEqual(drained.exitCode, 0, "\(label): \(drained.stderr)")
             XCTAssertTrue(server.object("bucket", "\(point.rawValue)/big.bin") == Data(blob), "\(label): the object differs")
@@ -119,8 +138,8 @@ class S3ResumeTests: XCTestCase {
         XCTAssertEqual(server.log.components(separatedBy: "initiate multipart upload").count - 1, 1, "resumed, not started over")
     }
 
-    /// `spoold show` of an item with a part log names its progress and upload; `spoold purge`
-    /// aborts the upload, then removes the log.
+    /// `spoold show` of an item with a part log names its progress and upload (here a lone blob:
+    /// cut during a direct upload); `spoold purge` aborts the upload, then removes the log.
     func testShowThenPurge_showsThePartsDone_thenAbortsTheMultipartUpload() throws {
         let server = try RcloneS3Server.start(self, debugLog: true)
         let spool = try TestSpool(self)
@@ -129,7 +148,7 @@ class S3ResumeTests: XCTestCase {
         XCTAssertEqual(crashed.signal, SIGKILL, crashed.stderr)
         XCTAssertEqual(spool.files(in: "parts").count, 1)
 
-        let id = try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".json") }?.components(separatedBy: ".a").first)
+        let id = try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".blob") }?.components(separatedBy: ".a").first)
         let shown = try SpooldProcess.run(["show", "--spool", spool.path, id])
         XCTAssertTrue(shown.stdout.contains("parts     1/\(Self.parts) done, 5.0 MiB each (S3 multipart upload "), shown.stdout)
         let purged = try SpooldProcess.run(["purge", "--spool", spool.path, id], environment: environment(spool.root))

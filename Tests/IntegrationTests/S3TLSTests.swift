@@ -78,7 +78,7 @@ final class S3TLSTests: XCTestCase {
                 environment: env, timeout: 60)
             XCTAssertEqual(crashed.signal, SIGKILL, "\(name): \(crashed.stderr)")
             XCTAssertEqual(spool.files(in: "parts").count, 1, name)
-            let id = try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".json") }?.components(separatedBy: ".a").first)
+            let id = try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".blob") }?.components(separatedBy: ".a").first)
             let abortsBefore = aborts(server)
 
             let purged = try SpooldProcess.run(

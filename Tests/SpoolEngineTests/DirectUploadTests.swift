@@ -133,7 +133,7 @@ final class DirectUploadTests: EngineTestCase {
         try dropInSubfolder()
         let spool = try temp.open()
         let id = try XCTUnwrap(ItemID("20261123T100000000Z-0000-00000007-fox.jpg"))
-        guard case .taken(let fd, _) = spool.takeForDirectUpload("cams/7/fox.jpg", as: id, maximumSize: nil) else {
+        guard case .taken(let fd, _) = spool.takeForDirectUpload("cams/7/fox.jpg", as: id) else {
             return XCTFail("not taken")
         }
         close(fd.rawValue)  // the process died here
@@ -149,6 +149,50 @@ final class DirectUploadTests: EngineTestCase {
         XCTAssertEqual(item["contentType"] as? String, "image/jpeg")
         let history = try XCTUnwrap(item["attempts"] as? [[String: Any]])
         XCTAssertEqual(history.map { $0["outcome"] as? String }, ["interrupted"])
+    }
+
+    /// A file larger than an S3 part goes directly too, as a multipart upload: its part log is
+    /// written but not synced (a kill -9 keeps it; the page cache does) until the upload has run
+    /// `directDurableSeconds`. Then the blob is synced before the log, and every later record as
+    /// it is written.
+    func testDirectMultipartUpload_syncsItsPartLogOnlyOnceItsBlobIsMadeDurable() throws {
+        try drop("big.bin")
+        let size = Int64("content of big.bin".utf8.count)
+        var configuration = configuration(settle: 0)
+        configuration.multipartThreshold = 5
+        let spool = try temp.open(fs: fs)
+        let embedded = try EmbeddedEngine(spool: spool, configuration: configuration, clock: clock)
+        fs.resetLog()
+        try embedded.advanceTime(by: 0)
+        let request = try XCTUnwrap(embedded.transport.started.first?.request)
+        let journal = try XCTUnwrap(request.partJournal, "sent as a multipart upload")
+        let blob = try XCTUnwrap(temp.names(in: .inflight).first)
+        XCTAssertEqual(temp.names(in: .inflight), [blob], "a lone blob: sent directly")
+        // What the multipart upload records as it goes (the transport is scripted here).
+        try journal.begin(.init(size: size, partSize: 5, region: "us-east-1", uploadID: "u1", url: request.url))
+        try journal.record(part: 1, etag: "\"e1\"")
+        // The one sync allowed: the spool root, once parts/ is made (it vouches for no bytes).
+        let rootSync = "sync <root> (dir)"
+        try embedded.advanceTime(by: configuration.directDurableSeconds - 1)
+        try spool.drainRemovals()
+        XCTAssertEqual(fs.calls.filter { $0.operation == .sync }.map(\.description), [rootSync], "nothing synced yet")
+        XCTAssertEqual(syncs(), 1)
+
+        fs.resetLog()
+        try embedded.advanceTime(by: 1)
+        try spool.drainRemovals()
+        let synced = fs.calls.filter { $0.operation == .sync }.map(\.description)
+        let log = "\(journal.id).log"
+        XCTAssertEqual(synced, ["sync inflight/\(blob)", "sync <root>/inflight (dir)", "sync parts/\(log)", "sync <root>/parts (dir)"])
+        fs.resetLog()
+        try journal.record(part: 2, etag: "\"e2\"")
+        XCTAssertEqual(fs.calls.filter { $0.operation == .sync }.map(\.description), ["sync parts/\(log)"], "synced as written now")
+
+        try embedded.transport.answerNext(.status(200))
+        try embedded.advanceTime(by: 0)
+        try spool.drainRemovals()
+        XCTAssertEqual(temp.names(in: .inflight), [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/" + log), "the log goes with the upload")
     }
 
     func testNoDirect_takesEveryFileInAsAnItemFirst() throws {
