@@ -3,10 +3,11 @@ import SpoolSystem
 import Synchronization
 
 /// Removes the files of items whose success is already recorded in the index, on a thread of its
-/// own (and syncs the blobs of long direct uploads: `perform`). ext4 spends about 100 µs per unlink of a small file; done on the engine's thread, the two
+/// own. ext4 spends about 100 µs per unlink of a small file; done on the engine's thread, the two
 /// unlinks of each uploaded item held back the next uploads by a third (measured with
 /// `scripts/bench`). Recorded successes need no folder fsync (recovery completes them from the
 /// index), so nothing but index compaction has to wait for the removals: `drain` is called first.
+/// The same thread syncs the blobs of long direct uploads (`perform`).
 final class FileReaper: Sendable {
     /// One item's files in one folder, removed json first (the item disappears), then its blob.
     /// No json: it was kept for reuse (`Spool.spareJSONs`), only the blob goes.
