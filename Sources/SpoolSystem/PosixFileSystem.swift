@@ -146,7 +146,7 @@ public struct PosixFileSystem: FileSystem {
                 return entries
             }
             // Bytes, not text: a name that is not UTF-8 must still open (`FileName`).
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in FileName.decode(raw.prefix(while: { $0 != 0 })) }
+            let name = FileName.decode(DirectoryEntryName.bytes(of: entry))
             if name == "." || name == ".." { continue }
             let type: FileStatus.FileType
             switch Int32(entry.pointee.d_type) {

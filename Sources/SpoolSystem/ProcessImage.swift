@@ -83,7 +83,7 @@ public enum ProcessImage {
         guard let dir = opendir("/proc/self/fd") else { return [] }
         var open: [Int32] = []
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntryName.text(of: entry)
             if let fd = Int32(name) { open.append(fd) }
         }
         let own = dirfd(dir)

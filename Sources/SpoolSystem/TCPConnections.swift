@@ -37,7 +37,7 @@ public enum TCPConnections {
         defer { closedir(folder) }
         let own = dirfd(folder)
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntryName.text(of: entry)
             guard let fd = Int32(name), fd != own, peerPort(fd) == port else { continue }
             body(fd)
         }
