@@ -70,14 +70,13 @@ extension Engine {
     /// the spool's background thread, then their part logs, which sync every record after that.
     func makeLongDirectUploadsDurable(now: Timestamp) {
         for (id, upload) in uploads {
-            guard let by = upload.durableBy, by <= now, let partLog = upload.deferredLog else { continue }
-            uploads[id]?.durableBy = nil
+            guard let deferred = upload.deferredLog, deferred.by <= now else { continue }
             uploads[id]?.deferredLog = nil
             log.debug("making the direct upload of \(id) durable: under way for \(formatSeconds(configuration.directDurableSeconds))")
-            spool.makeDirectUploadDurable(id, partLog: partLog)
+            spool.makeDirectUploadDurable(id, partLog: deferred.log)
         }
     }
 
     /// When the next direct multipart upload is to be made durable.
-    var nextDirectDurable: Timestamp? { uploads.values.compactMap(\.durableBy).min() }
+    var nextDirectDurable: Timestamp? { uploads.values.compactMap(\.deferredLog?.by).min() }
 }

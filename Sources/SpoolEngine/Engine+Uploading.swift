@@ -143,8 +143,7 @@ extension Engine {
             request.partJournal = log
             uploads[id]?.isMultipart = true
             if direct, let startedAt = uploads[id]?.startedAt {
-                uploads[id]?.deferredLog = log
-                uploads[id]?.durableBy = startedAt.adding(seconds: configuration.directDurableSeconds)
+                uploads[id]?.deferredLog = (log, startedAt.adding(seconds: configuration.directDurableSeconds))
             }
         }
         if let field = configuration.formField {

@@ -128,9 +128,8 @@ public final class Engine {
         /// Sent straight from incoming/: a lone blob in inflight/, no json, nothing recorded.
         var isDirect = false
         /// A direct multipart upload's part log, writing without syncs until its blob is made
-        /// durable at `durableBy` (`Engine+Direct`); both nil once that is under way.
-        var deferredLog: PartLog?
-        var durableBy: Timestamp?
+        /// durable at `by` (`Engine+Direct`); nil once that is under way.
+        var deferredLog: (log: PartLog, by: Timestamp)?
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).
