@@ -12,7 +12,8 @@ public struct ChildProcess: Sendable {
         case signalled(Int32)
     }
 
-    /// Starts `/bin/sh -c command` with exactly `environment` (`NAME=value` entries); see
+    /// Starts `/bin/sh -c command` with exactly `environment` (`NAME=value` entries), and the
+    /// descriptor limit spoold started with (`OpenFileLimit.childPrologue`); see
     /// `spoold_spawn_shell` for the descriptors and signals it gets.
     public static func spawnShell(_ command: String, environment: [String], quiet: Bool) throws(SystemError) -> ChildProcess {
         var cEnvironment: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
@@ -20,7 +21,7 @@ public struct ChildProcess: Sendable {
         defer { for entry in cEnvironment { free(entry) } }
         var pid: pid_t = 0
         let rc = cEnvironment.withUnsafeBufferPointer { envp in
-            spoold_spawn_shell(command, envp.baseAddress, quiet ? 1 : 0, &pid)
+            spoold_spawn_shell(OpenFileLimit.childPrologue + command, envp.baseAddress, quiet ? 1 : 0, &pid)
         }
         guard rc == 0 else { throw SystemError("posix_spawn", path: "/bin/sh", code: rc) }
         return ChildProcess(pid: pid)

@@ -17,6 +17,7 @@ final class CurlEndpointRulesTests: EndpointRulesTests {
     override func testHooks_doNotInheritSecrets_butKeepTheRestOfTheEnvironment() throws { try transportIndependent() }
     override func testHooks_aHangingHookIsKilledAfterItsTimeout_andUploadsNeverWaitForHooks() throws { try transportIndependent() }
     override func testHooks_emptyCommandOrBadTimeout_isAUsageError() throws { try transportIndependent() }
+    override func testHooks_runWithTheDescriptorLimitSpooldWasStartedWith() throws { try transportIndependent() }
     override func testHooks_anUploadInterruptedOnceTooOften_runsOnFailureWhenRecoveryParksIt() throws {
         try transportIndependent()
     }

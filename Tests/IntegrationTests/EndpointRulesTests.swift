@@ -268,6 +268,26 @@ class EndpointRulesTests: XCTestCase {
         XCTAssertTrue(environment.contains("SPOOLD_NAME=a.txt\n"), environment)
     }
 
+    /// spoold raises its own soft descriptor limit to the hard one; a hook gets the limit spoold
+    /// was started with, as Go's os/exec gives it back.
+    func testHooks_runWithTheDescriptorLimitSpooldWasStartedWith() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit") else {
+            throw XCTSkip("prlimit (util-linux) is not installed")
+        }
+        let receiver = try startReceiver(.always(201))
+        let spool = try TestSpool(self)
+        try spool.drop("a.txt", [1])
+        let out = spool.root + "/limit"
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
+             "--on-success", #"ulimit -n > "\#(out)""#],
+            timeout: 60, wrapper: ["/usr/bin/prlimit", "--nofile=256:4096"])
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(try String(contentsOfFile: out, encoding: .utf8), "256\n")
+    }
+
     func testHooks_networkFailureHasAnEmptyStatus() throws {
         let receiver = try startReceiver(.always(.faulted(.closeMidBody)))
         let spool = try TestSpool(self)
