@@ -17,18 +17,27 @@ public struct SigV4Signer: Sendable {
     }
 
     /// The headers to add to a request so S3 accepts it: `x-amz-date`, `x-amz-content-sha256`,
-    /// `x-amz-security-token` (with a session token) and `Authorization`.
+    /// `x-amz-security-token` (with a session token), the request's own headers that must be
+    /// signed (`mustBeSigned`: `x-amz-meta-*`, `x-amz-storage-class`...; S3 refuses any `x-amz-*`
+    /// header it was not signed with, `HeadersNotSigned`), named in lowercase, and `Authorization`.
+    /// One of `own` named like a header set here is left out: the signer's wins.
     /// - Parameters:
     ///   - path: the request's path exactly as sent, already percent-encoded (S3 does not encode
     ///     it again for the canonical request).
     ///   - query: the raw query without `?` (empty for none).
     ///   - host: the `Host` header as sent: the port included when it is not the scheme's default.
     ///   - payloadHash: hex SHA-256 of the body; S3 checks it against what arrives.
+    ///   - own: the request's headers; those that must be signed are.
     public func headers(
-        method: String, host: String, path: String, query: String = "", payloadHash: String, date: Timestamp
+        method: String, host: String, path: String, query: String = "", payloadHash: String, date: Timestamp,
+        own: [String: String] = [:]
     ) -> [String: String] {
         var signed = ["host": host, "x-amz-date": SigV4Signer.amzDate(date), "x-amz-content-sha256": payloadHash]
         if let token = credentials.sessionToken { signed["x-amz-security-token"] = token }
+        for (name, value) in own where SigV4Signer.mustBeSigned(name) {
+            let lowercased = name.lowercased()
+            if signed[lowercased] == nil { signed[lowercased] = value }
+        }
         let auth = authorization(method: method, path: path, query: query, headers: signed, payloadHash: payloadHash, date: date)
         signed["host"] = nil  // sent by the HTTP client from the URL
         signed["Authorization"] = auth
@@ -86,6 +95,12 @@ public struct SigV4Signer: Sendable {
         }
         let sorted = pairs.sorted { a, b in a.name == b.name ? a.value < b.value : a.name < b.name }
         return sorted.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+    }
+
+    /// Whether a header a request carries must be signed: S3 refuses an `x-amz-*` header that is
+    /// not (others, as `Content-Type`, may go unsigned).
+    public static func mustBeSigned(_ name: String) -> Bool {
+        name.utf8.count > 6 && name.prefix(6).lowercased() == "x-amz-"
     }
 
     static func signedHeaderNames(_ headers: [String: String]) -> String {

@@ -264,7 +264,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         let (path, _) = S3SigningTransport.pathAndQuery(of: item.url)
         let signed = signer.headers(
             method: method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,
-            payloadHash: payloadHash, date: clock.now())
+            payloadHash: payloadHash, date: clock.now(), own: headers)
         // A configured header of the same name must not replace a signed one.
         let names = Set(signed.keys.map { $0.lowercased() })
         for (name, value) in headers where !names.contains(name.lowercased()) { step.headers[name] = value }

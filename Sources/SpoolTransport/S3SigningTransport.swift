@@ -96,7 +96,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             let (path, query) = S3SigningTransport.pathAndQuery(of: request.url)
             let headers = signer.headers(
                 method: request.method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,
-                payloadHash: payloadHash, date: clock.now())
+                payloadHash: payloadHash, date: clock.now(), own: request.headers)
             // A configured header of the same name must not replace a signed one.
             let names = Set(headers.keys.map { $0.lowercased() })
             signed.headers = signed.headers.filter { !names.contains($0.key.lowercased()) }

@@ -61,6 +61,41 @@ class S3Tests: XCTestCase {
         XCTAssertFalse(result.stderr.contains(RcloneS3Server.secretKey), "the secret never reaches the log")
     }
 
+    /// `x-amz-*` headers given with `--header` go with the PUT and with CreateMultipartUpload,
+    /// signed (S3 refuses them unsigned); rclone checks every signed header's value.
+    func testAmzHeaders_areSigned_onThePutAndOnCreateMultipartUpload() throws {
+        let server = try RcloneS3Server.start(self, debugLog: true)
+        let spool = try TestSpool(self)
+        try spool.drop("small.bin", payload(100, seed: 41))
+        try spool.drop("big.bin", payload((5 << 20) + 1, seed: 42))
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/h/", "--s3-endpoint", server.endpoint, "--settle", "0",
+             "--s3-part-size", "5M", "--header", "X-Amz-Meta-Camera: cam 7", "--header", "x-amz-storage-class: STANDARD"]
+                + Self.transportArguments,
+            environment: environment(spool.root))
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(server.keys("bucket"), ["h/big.bin", "h/small.bin"], "rclone verified the signatures over them")
+
+        // What goes on the wire, seen by the test receiver standing in for the store.
+        let receiver = UploadReceiver(script: .always(200))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        try spool.drop("seen.bin", payload(10, seed: 43))
+        let seen = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/h/", "--s3-endpoint", receiver.baseURL, "--settle", "0",
+             "--header", "X-Amz-Meta-Camera: cam 7", "--header", "x-amz-storage-class: STANDARD"] + Self.transportArguments,
+            environment: environment(spool.root))
+        XCTAssertEqual(seen.exitCode, 0, seen.stderr)
+        let request = try XCTUnwrap(receiver.requests.first)
+        XCTAssertEqual(request.header("x-amz-meta-camera"), "cam 7")
+        let authorization = try XCTUnwrap(request.header("Authorization"))
+        XCTAssertTrue(
+            authorization.contains("SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-meta-camera;x-amz-storage-class,"),
+            authorization)
+    }
+
     /// Blobs over --s3-part-size go up as Create/UploadPart/Complete in one attempt; smaller
     /// ones as one PUT.
     func testLargeBlob_goesUpAsAMultipartUpload_byteExact() throws {

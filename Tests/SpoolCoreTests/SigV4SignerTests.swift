@@ -104,6 +104,33 @@ final class SigV4SignerTests: XCTestCase {
             "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20261123/eu-west-3/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=dcb249ea9b5905c29107366580a84b1be3bb844644b50c4a1df2b8885582d1ad")
     }
 
+    /// The request's own `x-amz-*` headers (metadata, storage class) are signed: S3 refuses one
+    /// that is not (`HeadersNotSigned`). Other headers go unsigned, and the signer's own win.
+    func testHeaders_signTheRequestsOwnAmzHeaders_inLowercase() {
+        let date = Timestamp(millisecondsSinceEpoch: 1_795_401_900_000)  // 20261123T024500Z
+        let own = [
+            "X-Amz-Meta-Camera": "cam 7", "x-amz-storage-class": "STANDARD_IA", "x-amz-date": "19700101T000000Z",
+            "Content-Type": "image/jpeg", "Idempotency-Key": "k",
+        ]
+        let headers = s3.headers(
+            method: "PUT", host: "127.0.0.1:9000", path: "/bucket/fox.jpg", payloadHash: SigV4Signer.emptyPayloadHash, date: date,
+            own: own)
+
+        XCTAssertEqual(headers["x-amz-meta-camera"], "cam 7")
+        XCTAssertEqual(headers["x-amz-storage-class"], "STANDARD_IA")
+        XCTAssertEqual(headers["x-amz-date"], "20261123T024500Z", "the signer's own date wins")
+        XCTAssertNil(headers["Content-Type"])
+        XCTAssertNil(headers["content-type"])
+        let signedNames = ["host", "x-amz-content-sha256", "x-amz-date", "x-amz-meta-camera", "x-amz-storage-class"]
+        let expected = s3.authorization(
+            method: "PUT", path: "/bucket/fox.jpg", query: "",
+            headers: ["host": "127.0.0.1:9000", "x-amz-date": "20261123T024500Z", "x-amz-content-sha256": SigV4Signer.emptyPayloadHash,
+                      "x-amz-meta-camera": "cam 7", "x-amz-storage-class": "STANDARD_IA"],
+            payloadHash: SigV4Signer.emptyPayloadHash, date: date)
+        XCTAssertEqual(headers["Authorization"], expected)
+        XCTAssertTrue(expected.contains("SignedHeaders=" + signedNames.joined(separator: ";") + ","), expected)
+    }
+
     func testCanonicalQuery_sortsByNameThenValue() {
         XCTAssertEqual(SigV4Signer.canonicalQuery("uploadId=x&partNumber=2&a"), "a=&partNumber=2&uploadId=x")
         XCTAssertEqual(SigV4Signer.canonicalQuery(""), "")
