@@ -16,7 +16,9 @@ import SpoolCore
 ///   and then streamed from the blob's descriptor: memory stays flat whatever the part size.
 ///   A part counts once its ETag is recorded (fsynced) in the log; a crash re-sends at most the
 ///   parts in flight.
-/// - All parts done: CompleteMultipartUpload with every part's ETag from the log.
+/// - All parts done: CompleteMultipartUpload with every part's ETag from the log. A store that
+///   answers `InvalidPart` (a resumed upload it still listed but had completed, or lost a part
+///   of) gets a new upload, once per attempt (`startOver`), as does a gone one at ListParts.
 ///
 /// The first part (or step) that fails ends the attempt: the parts still in flight are cancelled
 /// and the upload is kept for the next attempt. Without a log (`request.partJournal` nil), a
@@ -47,6 +49,8 @@ final class S3MultipartUpload: @unchecked Sendable {
     /// Requests in flight: part number (0 for the other steps) → how to cancel it.
     private var inFlight: [Int: RequestCancellation] = [:]
     private var finished = false
+    /// The attempt already started over once (`startOver`): a second time, it fails instead.
+    private var startedOver = false
 
     init(
         _ request: UploadRequest, preferredPartSize: Int64, concurrency: Int, transport: any UploadTransport, signer: SigV4Signer,
@@ -111,11 +115,9 @@ final class S3MultipartUpload: @unchecked Sendable {
     /// Reads every page of ListParts, then keeps the recorded parts the store still has.
     private func listParts(marker: Int, listed: [Int: String], recorded: [Int: String]) {
         let query = "max-parts=\(S3MultipartUpload.listPage)&part-number-marker=\(marker)&" + uploadIDQuery
-        send(step: 0, method: "GET", query: query, payload: .none, headers: [:], notFound: { [self] in
+        send(step: 0, method: "GET", query: query, payload: .none, headers: [:], gone: { [self] outcome in
             // The upload is gone (aborted, expired, or completed before a crash): start over.
-            journal?.discard()
-            uploadID = nil
-            create()
+            startOver(after: outcome, abortingTheOldUpload: false)
         }) { [self] answer in
             var listed = listed
             let text = S3MultipartUpload.text(of: answer)
@@ -179,8 +181,12 @@ final class S3MultipartUpload: @unchecked Sendable {
         journal?.reached(.completing)
         let etags = (1...plan.partCount).map { done[$0] ?? "" }
         let body = Array(S3PartPlan.completionBody(etags: etags).utf8)
-        send(step: 0, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: [:]) {
-            [self] answer in
+        send(step: 0, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: [:], gone: {
+            [self] outcome in
+            // A resumed upload that ListParts still showed but the store no longer completes (one
+            // completed just before a crash, while its listing lingered; a part lost).
+            startOver(after: outcome, abortingTheOldUpload: true)
+        }) { [self] answer in
             // S3 may answer 200 and still report an error in the body.
             let excerpt = answer.responseExcerpt
             if S3ErrorClassifier.errorCode(in: excerpt) != nil, S3PartPlan.element("ETag", in: excerpt ?? "") == nil {
@@ -192,13 +198,33 @@ final class S3MultipartUpload: @unchecked Sendable {
         }
     }
 
+    /// Forgets the upload (its log too) and begins a new one, once per attempt: the store says
+    /// it is gone or lacks a part the log vouches for. A second time, `outcome` ends the attempt
+    /// (a store that loses every upload must not keep it going).
+    private func startOver(after outcome: UploadOutcome, abortingTheOldUpload: Bool) {
+        guard !startedOver else {
+            var outcome = outcome
+            outcome.responseBody = nil
+            fail(outcome, abortUpload: false)
+            return
+        }
+        startedOver = true
+        if abortingTheOldUpload, let uploadID { abort(uploadID: uploadID, url: request.url) }
+        journal?.discard()
+        uploadID = nil
+        done = [:]
+        create()
+    }
+
     // MARK: Requests
 
     /// Signs and sends one request through the transport. `then` gets 2xx answers (on `work`);
-    /// a 404 NoSuchUpload goes to `notFound` when given; anything else ends the attempt.
+    /// an answer saying the upload or one of its parts is gone (404 `NoSuchUpload`, 400
+    /// `InvalidPart`) goes to `gone` when given; anything else ends the attempt.
     private func send(
         step: Int, method: String, query: String, payload: UploadRequest.Payload, contentType: String? = nil,
-        headers: [String: String], notFound: (@Sendable () -> Void)? = nil, then: @escaping @Sendable (UploadOutcome) -> Void
+        headers: [String: String], gone: (@Sendable (UploadOutcome) -> Void)? = nil,
+        then: @escaping @Sendable (UploadOutcome) -> Void
     ) {
         guard !finished else { return }
         guard let signed = S3MultipartUpload.stepRequest(
@@ -222,8 +248,8 @@ final class S3MultipartUpload: @unchecked Sendable {
                 } else if let status = outcome.httpStatus, outcome.refusal == nil {
                     if (200..<300).contains(status) {
                         then(outcome)
-                    } else if status == 404, let notFound, S3ErrorClassifier.errorCode(in: outcome.responseExcerpt) == "NoSuchUpload" {
-                        notFound()
+                    } else if let gone, S3MultipartUpload.saysGone(status: status, code: S3ErrorClassifier.errorCode(in: outcome.responseExcerpt)) {
+                        gone(outcome)
                     } else {
                         outcome.responseBody = nil
                         fail(outcome, abortUpload: false)
@@ -333,6 +359,11 @@ final class S3MultipartUpload: @unchecked Sendable {
     }
 
     /// The kept answer of a step as text (its XML).
+    /// The store's way of saying an upload, or a part of it, is not there (any more).
+    static func saysGone(status: Int, code: String?) -> Bool {
+        (status == 404 && code == "NoSuchUpload") || (status == 400 && code == "InvalidPart")
+    }
+
     static func text(of answer: UploadOutcome) -> String { String(decoding: answer.responseBody ?? [], as: UTF8.self) }
 
     /// The contents of every `<Tag>…</Tag>` in an XML answer, in order.
