@@ -326,7 +326,7 @@ class S3Tests: XCTestCase {
         for i in 0..<3 { try spool.drop("w\(i).txt", payload(100 + i, seed: UInt64(30 + i))) }
         let drain = try SpooldProcess(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/p/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--max-attempts", "1", "--max-time", "3"] + Self.transportArguments,
+             "--max-attempts", "1", "--max-time", "1.5"] + Self.transportArguments,
             environment: environment(spool.root, secret: "not-the-secret"))
         addTeardownBlock { drain.signal(SIGKILL) }
         XCTAssertTrue(waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: spool.path + "/outage") }, drain.readErr())
