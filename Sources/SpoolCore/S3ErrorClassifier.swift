@@ -14,8 +14,10 @@ public enum S3ErrorClassifier {
         "NoSuchBucket": "the bucket does not exist",
         "AuthorizationHeaderMalformed": "the region is wrong (--s3-region)",
     ]
-    /// Codes worth another attempt whatever their status.
-    public static let retryable: Set<String> = ["SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout"]
+    /// Codes worth another attempt whatever their status. `NoSuchUpload` (404) is a multipart
+    /// upload the store lost in the middle of an attempt (restarted, aborted by a lifecycle
+    /// rule): the next attempt finds it gone at ListParts and starts a new one.
+    public static let retryable: Set<String> = ["SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "NoSuchUpload"]
     /// Codes that are final whatever their status.
     public static let final: Set<String> = ["EntityTooLarge", "InvalidArgument", "KeyTooLongError", "InvalidBucketName"]
 

@@ -20,6 +20,12 @@ final class S3ErrorClassifierTests: XCTestCase {
         XCTAssertEqual(S3ErrorClassifier.judge(answer(502, "Whatever")).class, .retryable)
     }
 
+    /// A multipart upload lost mid-attempt (an UploadPart answered 404 NoSuchUpload) is retried:
+    /// the next attempt starts a new upload. By its status alone, a 404 would be final.
+    func testLostMultipartUpload_isRetried_notFinal() {
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(404, "NoSuchUpload")).class, .retryable)
+    }
+
     func testSkewedClock_isRetriedAndSaysSo() {
         let judged = S3ErrorClassifier.judge(answer(403, "RequestTimeTooSkewed"))
         XCTAssertEqual(judged.class, .retryable)
