@@ -358,12 +358,12 @@ final class S3MultipartUpload: @unchecked Sendable {
         return .spoolFailure("cannot record \(what) in the spool's part log: \(error)")
     }
 
-    /// The kept answer of a step as text (its XML).
     /// The store's way of saying an upload, or a part of it, is not there (any more).
     static func saysGone(status: Int, code: String?) -> Bool {
         (status == 404 && code == "NoSuchUpload") || (status == 400 && code == "InvalidPart")
     }
 
+    /// The kept answer of a step as text (its XML).
     static func text(of answer: UploadOutcome) -> String { String(decoding: answer.responseBody ?? [], as: UTF8.self) }
 
     /// The contents of every `<Tag>…</Tag>` in an XML answer, in order.
