@@ -328,7 +328,7 @@ struct DaemonCommand {
         }
         if let s3, handoff == nil { log.info(s3.description) }
         while true {
-            let transport = makeTransport(context: context)
+            let transport = makeTransport(context: context, log: log)
             let hookRunner = hooks.isEmpty
                 ? nil : HookRunner(hooks, spoolPath: spool.path, log: log, withholding: hookWithheldVariables)
             var configuration = configuration
@@ -380,7 +380,7 @@ struct DaemonCommand {
 
     /// The HTTP transport (URLSession, or libcurl with `--transport curl`), wrapped by the S3
     /// signer with `--url s3://...`.
-    func makeTransport(context: CommandContext) -> any UploadTransport {
+    func makeTransport(context: CommandContext, log: EventLog) -> any UploadTransport {
         let http: any UploadTransport
         // Multipart S3 uploads send several parts per item at once, over the same connections.
         let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
@@ -398,7 +398,8 @@ struct DaemonCommand {
             S3SigningTransport(
                 wrapping: http, signer: $0.signer, clock: context.clock,
                 multipart: .init(
-                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout))
+                    partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout),
+                rereadCredentials: $0.credentialsRereader(log: log))
         } ?? http
     }
 

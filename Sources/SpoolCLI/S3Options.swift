@@ -1,6 +1,8 @@
 import ArgumentKit
 import Foundation
 import SpoolCore
+import SpoolEngine
+import Synchronization
 
 /// `--url s3://BUCKET/PREFIX` and the `--s3-*` options: the store's endpoint, region,
 /// addressing style and credentials, resolved the way the AWS CLI and SDKs resolve them.
@@ -32,6 +34,8 @@ struct S3Options {
     var partSize: Int64
     /// Where the credentials came from, for the start-up log line.
     var credentialsSource: String
+    /// The shared credentials file and profile they were read from; nil: the environment.
+    var credentialsFile: (path: String, profile: String)?
 
     var urlTemplate: URLTemplate { target.urlTemplate(endpoint: endpoint, pathStyle: pathStyle) }
     var signer: SigV4Signer { SigV4Signer(credentials: credentials, region: region) }
@@ -62,7 +66,7 @@ struct S3Options {
         partSize = try arguments.bytes(
             "s3-part-size", units: .binaryLetters, range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize,
             invalid: "must be between 5M and 5G (S3's part limits)") ?? S3Options.defaultPartSize
-        (credentials, credentialsSource) = try S3Options.credentials(environment: environment, command: command)
+        (credentials, credentialsSource, credentialsFile) = try S3Options.credentials(environment: environment, command: command)
     }
 
     static let defaultPartSize: Int64 = 16 << 20
@@ -71,12 +75,14 @@ struct S3Options {
 
     /// `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`), else the shared
     /// credentials file's profile.
-    static func credentials(environment: [String: String], command: String) throws -> (AWSCredentials, String) {
+    static func credentials(
+        environment: [String: String], command: String
+    ) throws -> (AWSCredentials, String, (path: String, profile: String)?) {
         func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
         case let (id?, secret?):
             return (AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: env("AWS_SESSION_TOKEN")),
-                    "the environment")
+                    "the environment", nil)
         case (_?, nil), (nil, _?):
             throw ArgumentError(
                 "S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together", command: command)
@@ -85,6 +91,11 @@ struct S3Options {
         }
         let profile = env("AWS_PROFILE") ?? "default"
         let file = env("AWS_SHARED_CREDENTIALS_FILE") ?? (env("HOME").map { $0 + "/.aws/credentials" } ?? "~/.aws/credentials")
+        return (try readCredentialsFile(file, profile: profile, command: command), "\(file) [\(profile)]", (file, profile))
+    }
+
+    /// The profile's keys in a shared credentials file.
+    static func readCredentialsFile(_ file: String, profile: String, command: String) throws -> AWSCredentials {
         guard let handle = FileHandle(forReadingAtPath: file) else {
             throw ArgumentError(
                 "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or put them in \(file) (profile [\(profile)]; AWS_SHARED_CREDENTIALS_FILE and AWS_PROFILE choose another)",
@@ -105,7 +116,25 @@ struct S3Options {
                 command: command)
         }
         let token = keys["aws_session_token"].flatMap { $0.isEmpty ? nil : $0 }
-        return (AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token), "\(file) [\(profile)]")
+        return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token)
+    }
+
+    /// For `S3SigningTransport`: reads the credentials file again when the store refuses the
+    /// credentials, and returns them if they changed (saying so in the log). Nil for credentials
+    /// from the environment, which cannot change under a running process.
+    func credentialsRereader(log: EventLog) -> (@Sendable () -> AWSCredentials?)? {
+        guard let (file, profile) = credentialsFile else { return nil }
+        let last = Mutex(credentials)
+        return {
+            guard let fresh = try? S3Options.readCredentialsFile(file, profile: profile, command: "run") else { return nil }
+            let changed = last.withLock { last in
+                defer { last = fresh }
+                return last != fresh
+            }
+            guard changed else { return nil }
+            log.info("S3 credentials in \(file) [\(profile)] changed since they were read; the next attempt signs with them")
+            return fresh
+        }
     }
 
     /// One line for the start-up log: where uploads go and how, without any secret.

@@ -45,6 +45,20 @@ public enum S3ErrorClassifier {
         return judged
     }
 
+    /// Whether a judged outcome is the store refusing the credentials (not a missing bucket or
+    /// a wrong region): new credentials might be accepted.
+    public static func refusesCredentials(_ outcome: UploadOutcome) -> Bool {
+        guard outcome.ruledClass == .outage, outcome.refusal == nil, outcome.httpStatus != nil,
+              let code = errorCode(in: outcome.responseExcerpt)
+        else { return false }
+        return credentialCodes.contains(code)
+    }
+
+    /// The configuration problems new credentials can solve.
+    public static let credentialCodes: Set<String> = [
+        "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "AccessDenied",
+    ]
+
     /// The text of the first `<Code>…</Code>` in an answer, if it is a plain token.
     public static func errorCode(in body: String?) -> String? {
         guard let body, let open = body.firstRange(of: "<Code>") else { return nil }

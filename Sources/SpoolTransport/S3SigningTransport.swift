@@ -15,13 +15,18 @@ import FoundationNetworking
 /// the hash doubles as an integrity check — and the signature is made right after, with the time
 /// of sending: every attempt, retries included, is signed fresh. Hashing runs on one serial queue
 /// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
-/// Credentials live only in `signer`; headers are never logged. Blobs larger than the part size
+/// Credentials live only in `signing`; headers are never logged. Credentials read from a file
+/// are read again when the store refuses them (`rereadCredentials`): a file rewritten with new
+/// temporary credentials ends the pause at the next probe, without a restart. Blobs larger than the part size
 /// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
 /// signed on its own and sent through the same transport underneath, and resumed from the item's
 /// part log on a later attempt.
 public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let inner: any UploadTransport
-    private let signer: SigV4Signer
+    /// The signer of the next request: its credentials change when `rereadCredentials` finds new ones.
+    private let signing: Mutex<SigV4Signer>
+    /// Reads the credentials again (their file); nil when they came from the environment.
+    private let rereadCredentials: (@Sendable () -> AWSCredentials?)?
     private let clock: any Clock
     private let hashing = DispatchQueue(label: "spoold.transport.s3-payload")
     /// Attempts still being hashed, with whether `cancelAll` asked them to stop.
@@ -43,8 +48,14 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
     }
 
-    public init(wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil) {
-        (self.inner, self.signer, self.clock, self.multipart) = (inner, signer, clock, multipart)
+    /// - Parameter rereadCredentials: called after an answer that refuses the credentials (a
+    ///   configuration problem, `S3ErrorClassifier`); what it returns signs the next requests.
+    public init(
+        wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil,
+        rereadCredentials: (@Sendable () -> AWSCredentials?)? = nil
+    ) {
+        (self.inner, self.clock, self.multipart, self.rereadCredentials) = (inner, clock, multipart, rereadCredentials)
+        signing = Mutex(signer)
     }
 
     /// Parts of one item in flight at once: `--concurrency`, at most 16 (each holds a
@@ -66,13 +77,14 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             key += 1
             return key
         }
+        let signer = signing.withLock { $0 }
         if let multipart, request.size > multipart.partSize {
             let upload = S3MultipartUpload(
                 request, preferredPartSize: multipart.partSize, concurrency: S3SigningTransport.partsInFlight(multipart.concurrency),
                 transport: inner, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
             ) { [self] outcome in
                 multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
-                completion(outcome)
+                completion(judged(outcome))
             }
             multipartUploads.withLock { $0[key] = upload }
             hashing.async { upload.start() }
@@ -101,8 +113,17 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             let names = Set(headers.keys.map { $0.lowercased() })
             signed.headers = signed.headers.filter { !names.contains($0.key.lowercased()) }
             for (name, value) in headers { signed.headers[name] = value }
-            inner.start(signed) { outcome in completion(S3ErrorClassifier.judge(outcome)) }
+            inner.start(signed) { [self] outcome in completion(judged(S3ErrorClassifier.judge(outcome))) }
         }
+    }
+
+    /// `outcome` as it is; one that refuses the credentials first has them read again, so the
+    /// next attempt (the outage's probe) signs with what the file holds now.
+    private func judged(_ outcome: UploadOutcome) -> UploadOutcome {
+        if let rereadCredentials, S3ErrorClassifier.refusesCredentials(outcome), let fresh = rereadCredentials() {
+            signing.withLock { $0.credentials = fresh }
+        }
+        return outcome
     }
 
     public func shutdown() { inner.shutdown() }
@@ -115,6 +136,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
 
     /// Aborts the item's multipart upload, if its log names one (at most 10 s), then removes the log.
     public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
+        let signer = signing.withLock { $0 }
         hashing.async { [self] in
             guard let recorded = journal.load(), let multipart else {
                 journal.discard()

@@ -11,6 +11,7 @@ final class CurlS3Tests: S3Tests {
 
     override func testPartSize_outOfS3sLimits_isAUsageError() throws { try transportIndependent() }
     override func testCredentialsFile_profileIsUsed() throws { try transportIndependent() }
+    override func testCredentialsFile_rewrittenDuringThePause_isReadAgain_andUploadsResume() throws { try transportIndependent() }
     override func testMissingCredentials_isAUsageError() throws { try transportIndependent() }
     override func testS3Options_withoutAnS3URL_orWithPOST_areUsageErrors() throws { try transportIndependent() }
     override func testWrongSecret_onAMultipartItem_pausesToo() throws { try transportIndependent() }

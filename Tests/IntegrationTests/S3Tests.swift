@@ -318,6 +318,37 @@ class S3Tests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("credentials from \(file) [uploads]"), result.stderr)
     }
 
+    /// Credentials from the shared file are read again when the store refuses them: a file
+    /// rewritten with good ones ends the pause at the next probe, with no restart.
+    func testCredentialsFile_rewrittenDuringThePause_isReadAgain_andUploadsResume() throws {
+        let server = try RcloneS3Server.start(self)
+        let spool = try TestSpool(self)
+        let file = spool.root + "/credentials"
+        func write(secret: String) throws {
+            try "[default]\naws_access_key_id = \(RcloneS3Server.accessKey)\naws_secret_access_key = \(secret)\n"
+                .write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        try write(secret: "expired-or-wrong")
+        try spool.drop("a.txt", payload(10, seed: 1))
+        var env = environment(spool.root, secret: nil)
+        env["AWS_SHARED_CREDENTIALS_FILE"] = file
+        let daemon = try SpooldProcess(
+            ["run", "--spool", spool.path, "--url", "s3://bucket/r/", "--s3-endpoint", server.endpoint, "--settle", "0"]
+                + Self.transportArguments,
+            environment: env)
+        addTeardownBlock { daemon.signal(SIGKILL) }
+        XCTAssertTrue(waitUntil(timeout: 20) { FileManager.default.fileExists(atPath: spool.path + "/outage") }, daemon.readErr())
+
+        try write(secret: RcloneS3Server.secretKey)
+
+        XCTAssertTrue(waitUntil(timeout: 20) { server.keys("bucket") == ["r/a.txt"] }, daemon.readErr())
+        daemon.signal(SIGTERM)
+        let result = try daemon.wait(timeout: 20)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("S3 credentials in \(file) [default] changed"), result.stderr)
+        XCTAssertFalse(result.stderr.contains(RcloneS3Server.secretKey), "the secret never reaches the log")
+    }
+
     /// A wrong secret would fail every item alike: uploads pause like an outage, no attempt is
     /// burned, and the next drain with the right secret uploads on attempt 1.
     func testWrongSecret_pausesAsAConfigurationProblem_noAttemptBurned() throws {
