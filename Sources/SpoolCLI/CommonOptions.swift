@@ -1,5 +1,6 @@
 import ArgumentKit
 import Glibc
+import SpoolCore
 import SpoolCurlTransport
 import SpoolStore
 
@@ -91,7 +92,7 @@ enum CommonOptions {
                         + HeaderValidation.reserved.sorted().joined(separator: ", "),
                     command: command)
             }
-            headers[name] = value
+            HeaderFields.set(name, value, in: &headers)
         }
         return headers
     }

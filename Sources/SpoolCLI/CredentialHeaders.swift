@@ -1,5 +1,6 @@
 import ArgumentKit
 import Foundation
+import SpoolCore
 import SpoolStore
 
 /// Headers that carry secrets (`--header-file`, `--header-env`): read at start-up, kept only in
@@ -13,7 +14,7 @@ enum CredentialHeaders {
     {
         var headers: [String: String] = [:]
         for path in arguments.values("header-file") {
-            for (name, value) in try parseFile(path, command: command) { headers[name] = value }
+            for (name, value) in try parseFile(path, command: command) { HeaderFields.set(name, value, in: &headers) }
         }
         for variable in arguments.values("header-env") {
             guard let text = environment[variable], !text.isEmpty else {
@@ -24,7 +25,7 @@ enum CredentialHeaders {
                     "--header-env \(variable): the variable must hold 'Name: value' (a token name, no line breaks, not a header spoold sets itself)",
                     command: command)
             }
-            headers[name] = value
+            HeaderFields.set(name, value, in: &headers)
         }
         return headers
     }

@@ -128,9 +128,8 @@ extension Engine {
 
     /// Builds the request of one attempt and starts it; its outcome comes back as an event.
     func send(_ id: ItemID, attempt: Int, metadata: ItemMetadata, body: BlobBody) {
-        var headers = configuration.headers
-        for (name, value) in metadata.headers { headers[name] = value }
-        for (name, value) in configuration.credentialHeaders { headers[name] = value }
+        let headers = HeaderFields.merging(
+            HeaderFields.merging(configuration.headers, metadata.headers), configuration.credentialHeaders)
         var request = UploadRequest(
             id: id, attempt: attempt,
             url: metadata.url ?? configuration.url.url(

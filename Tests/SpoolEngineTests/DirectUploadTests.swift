@@ -195,6 +195,20 @@ final class DirectUploadTests: EngineTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/" + log), "the log goes with the upload")
     }
 
+    /// One field per header name whatever its spelling: a credential header wins over a
+    /// configured one spelled in another case, instead of both being sent.
+    func testHeaders_sameNameInAnotherCase_areSentOnce_theLaterSourceWinning() throws {
+        try drop("a.txt")
+        var configuration = configuration(settle: 0)
+        configuration.headers = ["x-token": "configured", "X-Camera": "7"]
+        configuration.credentialHeaders = ["X-Token": "secret"]
+        let embedded = try start(configuration)
+        try embedded.advanceTime(by: 0)
+        let request = try XCTUnwrap(embedded.transport.started.first?.request)
+        XCTAssertEqual(request.headers.filter { $0.key.lowercased() == "x-token" }, ["X-Token": "secret"])
+        XCTAssertEqual(request.headers["X-Camera"], "7")
+    }
+
     func testNoDirect_takesEveryFileInAsAnItemFirst() throws {
         try drop("a.txt")
         let embedded = try start(configuration(settle: 0, direct: false))
