@@ -88,6 +88,12 @@ final class S3MultipartUpload: @unchecked Sendable {
 
     private var uploadIDQuery: String { "uploadId=" + URLTemplate.encodePathSegment(uploadID ?? "") }
 
+    /// SSE-C (`x-amz-server-side-encryption-customer-*`): S3 wants the customer's key with every
+    /// part and the completion, not only with CreateMultipartUpload, which gets all the item's headers.
+    private var customerKeyHeaders: [String: String] {
+        request.headers.filter { $0.key.lowercased().hasPrefix("x-amz-server-side-encryption-customer-") }
+    }
+
     // MARK: Steps
 
     private func create() {
@@ -161,7 +167,8 @@ final class S3MultipartUpload: @unchecked Sendable {
     private func sendPart(_ number: Int) {
         let (offset, length) = plan.range(ofPart: number)
         let query = "partNumber=\(number)&" + uploadIDQuery
-        send(step: number, method: "PUT", query: query, payload: .range(offset: offset, length: length), headers: [:]) { [self] answer in
+        send(step: number, method: "PUT", query: query, payload: .range(offset: offset, length: length), headers: customerKeyHeaders) {
+            [self] answer in
             guard let etag = answer.etag, !etag.isEmpty else {
                 fail(.status(502, excerpt: "UploadPart \(number) answered without an ETag"), abortUpload: false)
                 return
@@ -181,7 +188,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         journal?.reached(.completing)
         let etags = (1...plan.partCount).map { done[$0] ?? "" }
         let body = Array(S3PartPlan.completionBody(etags: etags).utf8)
-        send(step: 0, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: [:], gone: {
+        send(step: 0, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: customerKeyHeaders, gone: {
             [self] outcome in
             // A resumed upload that ListParts still showed but the store no longer completes (one
             // completed just before a crash, while its listing lingered; a part lost).

@@ -4,24 +4,32 @@ import SpoolTransport
 import Synchronization
 import XCTest
 
-/// A resumed multipart upload that the store still lists but will not complete (`InvalidPart`:
-/// one completed just before a crash while its listing lingered, or a part lost) starts over
-/// once within the attempt, instead of failing the item for good; a second time, it fails.
-/// Seen in a kill -9 soak against `rclone serve s3`: the object was whole, the item in failed/.
-final class S3MultipartStartOverTests: XCTestCase {
+/// Multipart uploads against a scripted store, for what the real servers cannot show:
+/// - a resumed upload that the store still lists but will not complete (`InvalidPart`: one
+///   completed just before a crash while its listing lingered, or a part lost) starts over once
+///   within the attempt, instead of failing the item for good; a second time, it fails. Seen in
+///   a kill -9 soak against `rclone serve s3`: the object was whole, the item in failed/;
+/// - SSE-C headers go with every step that needs them.
+final class S3MultipartScriptedTests: XCTestCase {
     /// A store scripted by request: records every request as `METHOD query`.
     private final class ScriptedStore: UploadTransport, @unchecked Sendable {
         private let lock = NSLock()
         private var seen: [String] = []
+        private var seenHeaders: [String: [String: String]] = [:]
         private let answer: @Sendable (String, String) -> UploadOutcome
 
         init(answer: @escaping @Sendable (_ method: String, _ query: String) -> UploadOutcome) { self.answer = answer }
 
         var requests: [String] { lock.withLock { seen } }
+        /// The headers each request (`METHOD query`) was sent with, the last of each.
+        var headers: [String: [String: String]] { lock.withLock { seenHeaders } }
 
         func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
             let query = request.url.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
-            lock.withLock { seen.append("\(request.method) \(query)") }
+            lock.withLock {
+                seen.append("\(request.method) \(query)")
+                seenHeaders["\(request.method) \(query)"] = request.headers
+            }
             let outcome = answer(request.method, query)
             DispatchQueue.global().async { completion(outcome) }
         }
@@ -83,12 +91,15 @@ final class S3MultipartStartOverTests: XCTestCase {
         }
     }
 
-    private func upload(through store: ScriptedStore) throws -> (UploadOutcome, MemoryJournal) {
+    private func upload(
+        through store: ScriptedStore, headers: [String: String] = [:], resuming: Bool = true
+    ) throws -> (UploadOutcome, MemoryJournal) {
         var request = try uploadRequest(to: Self.url, size: Self.size)
+        request.headers = headers
         let signer = SigV4Signer(credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1")
-        let journal = MemoryJournal(id: request.id, state: PartLogCodec.State(
+        let journal = MemoryJournal(id: request.id, state: resuming ? PartLogCodec.State(
             size: Int64(Self.size), partSize: 5 << 20, region: "us-east-1", uploadID: "old", url: Self.url,
-            parts: [1: "\"e1\"", 2: "\"e2\"", 3: "\"e3\""]))
+            parts: [1: "\"e1\"", 2: "\"e2\"", 3: "\"e3\""]) : nil)
         request.partJournal = journal
         let transport = S3SigningTransport(
             wrapping: store, signer: signer, clock: SystemClock(),
@@ -121,5 +132,29 @@ final class S3MultipartStartOverTests: XCTestCase {
         XCTAssertEqual(outcome.httpStatus, 400, outcome.summary)
         XCTAssertEqual(outcome.class, .final)
         XCTAssertEqual(store.requests.filter { $0 == "POST uploads=" }.count, 1, "started over once: \(store.requests)")
+    }
+
+    /// SSE-C: the customer's key goes with CreateMultipartUpload, every part and the completion
+    /// (S3 refuses a part without it), signed like every `x-amz-*` header; other headers of the
+    /// item go with CreateMultipartUpload only.
+    func testCustomerKeyHeaders_goWithEveryPartAndTheCompletion() throws {
+        let sse = [
+            "x-amz-server-side-encryption-customer-algorithm": "AES256",
+            "x-amz-server-side-encryption-customer-key": "a2V5", "x-amz-server-side-encryption-customer-key-MD5": "bWQ1",
+        ]
+        let store = Self.store(completeFails: [])
+        let (outcome, _) = try upload(through: store, headers: sse.merging(["x-amz-meta-camera": "7"]) { $1 }, resuming: false)
+
+        XCTAssertEqual(outcome.httpStatus, 200, "\(outcome.summary); \(store.requests)")
+        let steps = store.headers.filter { $0.key.hasPrefix("PUT ") || $0.key == "POST uploadId=new" }
+        XCTAssertEqual(steps.count, 4, "three parts and the completion: \(store.requests)")
+        for (step, headers) in steps {
+            for name in sse.keys {
+                XCTAssertEqual(headers[name.lowercased()], sse[name], "\(step) \(name)")
+            }
+            XCTAssertTrue(headers["Authorization"]?.contains("x-amz-server-side-encryption-customer-key-md5") == true, step)
+            XCTAssertNil(headers["x-amz-meta-camera"], "\(step): the object's metadata goes with its creation only")
+        }
+        XCTAssertEqual(store.headers["POST uploads="]?["x-amz-meta-camera"], "7")
     }
 }
