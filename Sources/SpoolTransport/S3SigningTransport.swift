@@ -16,15 +16,16 @@ import FoundationNetworking
 /// of sending: every attempt, retries included, is signed fresh. Hashing runs on one serial queue
 /// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
 /// Credentials live only in `signing`; headers are never logged. Credentials read from a file
-/// are read again when the store refuses them (`rereadCredentials`): a file rewritten with new
-/// temporary credentials ends the pause at the next probe, without a restart. Blobs larger than the part size
+/// are read again before each request once the store refused them (`rereadCredentials`): a file
+/// rewritten with new temporary credentials ends the pause at the next probe, without a restart. Blobs larger than the part size
 /// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
 /// signed on its own and sent through the same transport underneath, and resumed from the item's
 /// part log on a later attempt.
 public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let inner: any UploadTransport
-    /// The signer of the next request: its credentials change when `rereadCredentials` finds new ones.
-    private let signing: Mutex<SigV4Signer>
+    /// The signer of the next request, and whether the store refused its credentials (until an
+    /// answer that does not): then each request first has them read again.
+    private let signing: Mutex<(signer: SigV4Signer, refused: Bool)>
     /// Reads the credentials again (their file); nil when they came from the environment.
     private let rereadCredentials: (@Sendable () -> AWSCredentials?)?
     private let clock: any Clock
@@ -48,14 +49,14 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
     }
 
-    /// - Parameter rereadCredentials: called after an answer that refuses the credentials (a
-    ///   configuration problem, `S3ErrorClassifier`); what it returns signs the next requests.
+    /// - Parameter rereadCredentials: called before each request while the store refuses the
+    ///   credentials (a configuration problem, `S3ErrorClassifier`); new ones it returns sign it.
     public init(
         wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil,
         rereadCredentials: (@Sendable () -> AWSCredentials?)? = nil
     ) {
         (self.inner, self.clock, self.multipart, self.rereadCredentials) = (inner, clock, multipart, rereadCredentials)
-        signing = Mutex(signer)
+        signing = Mutex((signer, false))
     }
 
     /// Parts of one item in flight at once: `--concurrency`, at most 16 (each holds a
@@ -77,7 +78,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             key += 1
             return key
         }
-        let signer = signing.withLock { $0 }
+        let signer = currentSigner()
         if let multipart, request.size > multipart.partSize {
             let upload = S3MultipartUpload(
                 request, preferredPartSize: multipart.partSize, concurrency: S3SigningTransport.partsInFlight(multipart.concurrency),
@@ -117,13 +118,23 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
     }
 
-    /// `outcome` as it is; one that refuses the credentials first has them read again, so the
-    /// next attempt (the outage's probe) signs with what the file holds now.
+    /// `outcome` as it is, noting whether the store refused the credentials (an answer that does
+    /// not ends that), so the next request reads them again (`currentSigner`).
     private func judged(_ outcome: UploadOutcome) -> UploadOutcome {
-        if let rereadCredentials, S3ErrorClassifier.refusesCredentials(outcome), let fresh = rereadCredentials() {
-            signing.withLock { $0.credentials = fresh }
+        if rereadCredentials != nil, outcome.httpStatus != nil {
+            let refused = S3ErrorClassifier.refusesCredentials(outcome)
+            signing.withLock { $0.refused = refused }
         }
         return outcome
+    }
+
+    /// The signer for the next request: while the store refuses the credentials, with them read
+    /// again first (a probe every few seconds at most: the outage paces it).
+    private func currentSigner() -> SigV4Signer {
+        if let rereadCredentials, signing.withLock({ $0.refused }), let fresh = rereadCredentials() {
+            signing.withLock { $0.signer.credentials = fresh }
+        }
+        return signing.withLock { $0.signer }
     }
 
     public func shutdown() { inner.shutdown() }
@@ -136,7 +147,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
 
     /// Aborts the item's multipart upload, if its log names one (at most 10 s), then removes the log.
     public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
-        let signer = signing.withLock { $0 }
+        let signer = currentSigner()
         hashing.async { [self] in
             guard let recorded = journal.load(), let multipart else {
                 journal.discard()
