@@ -63,7 +63,7 @@ struct PurgeCommand: SpooldCommand {
         let open = ids.compactMap { id in spool.partLogs.state(of: id).map { (id, $0) } }
         for id in ids where !open.contains(where: { $0.0 == id }) { spool.partLogs.remove(id) }
         guard !open.isEmpty else { return }
-        guard let (credentials, _, _) = try? S3Options.credentials(environment: context.environment, command: "purge") else {
+        guard let (credentials, _) = try? S3Options.credentials(environment: context.environment, command: "purge") else {
             for (id, upload) in open {
                 context.complain("\(id): no S3 credentials to abort its multipart upload \(upload.uploadID); a lifecycle rule cleans it up (README)")
                 spool.partLogs.remove(id)

@@ -32,10 +32,11 @@ struct S3Options {
     var credentials: AWSCredentials
     /// `--s3-part-size`: the multipart threshold and part size.
     var partSize: Int64
-    /// Where the credentials came from, for the start-up log line.
-    var credentialsSource: String
     /// The shared credentials file and profile they were read from; nil: the environment.
     var credentialsFile: (path: String, profile: String)?
+
+    /// Where the credentials came from, for the start-up log line.
+    var credentialsSource: String { credentialsFile.map { "\($0.path) [\($0.profile)]" } ?? "the environment" }
 
     var urlTemplate: URLTemplate { target.urlTemplate(endpoint: endpoint, pathStyle: pathStyle) }
     var signer: SigV4Signer { SigV4Signer(credentials: credentials, region: region) }
@@ -66,7 +67,7 @@ struct S3Options {
         partSize = try arguments.bytes(
             "s3-part-size", units: .binaryLetters, range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize,
             invalid: "must be between 5M and 5G (S3's part limits)") ?? S3Options.defaultPartSize
-        (credentials, credentialsSource, credentialsFile) = try S3Options.credentials(environment: environment, command: command)
+        (credentials, credentialsFile) = try S3Options.credentials(environment: environment, command: command)
     }
 
     static let defaultPartSize: Int64 = 16 << 20
@@ -77,12 +78,12 @@ struct S3Options {
     /// credentials file's profile.
     static func credentials(
         environment: [String: String], command: String
-    ) throws -> (AWSCredentials, String, (path: String, profile: String)?) {
+    ) throws -> (AWSCredentials, file: (path: String, profile: String)?) {
         func env(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         switch (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
         case let (id?, secret?):
             return (AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: env("AWS_SESSION_TOKEN")),
-                    "the environment", nil)
+                    nil)
         case (_?, nil), (nil, _?):
             throw ArgumentError(
                 "S3 credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together", command: command)
@@ -91,7 +92,7 @@ struct S3Options {
         }
         let profile = env("AWS_PROFILE") ?? "default"
         let file = env("AWS_SHARED_CREDENTIALS_FILE") ?? (env("HOME").map { $0 + "/.aws/credentials" } ?? "~/.aws/credentials")
-        return (try readCredentialsFile(file, profile: profile, command: command), "\(file) [\(profile)]", (file, profile))
+        return (try readCredentialsFile(file, profile: profile, command: command), (file, profile))
     }
 
     /// The profile's keys in a shared credentials file.

@@ -20,8 +20,8 @@ extension Engine {
 
     /// Starts a direct upload of the next announced files, one per free slot, and returns those
     /// that must be taken in as items instead: with a sidecar, with more than one link, on
-    /// another file system, or refusing the name attribute. With
-    /// `--max-spool-size`, every name returned was admitted by the gate already.
+    /// another file system, or refusing the name attribute. With `--max-spool-size`, every name
+    /// returned was admitted by the gate already.
     func startDirectUploads(now: Timestamp) throws -> [String] {
         let slots = configuration.concurrency - uploads.count
         guard slots > 0 else { return [] }

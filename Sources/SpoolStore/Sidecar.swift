@@ -39,9 +39,14 @@ public struct Sidecar: Equatable, Sendable {
                 sidecar.contentType = s
             case "headers":
                 sidecar.headers = try stringMap(value, key: key)
+                var seen = Set<String>()
                 for (name, v) in sidecar.headers {
                     guard HeaderValidation.isValid(name: name, value: v) else {
                         throw MetadataError("sidecar header '\(name)' is not a valid HTTP header")
+                    }
+                    // Which spelling would win is undefined: one field per name (`HeaderFields`).
+                    guard seen.insert(name.lowercased()).inserted else {
+                        throw MetadataError("sidecar header '\(name)' is given twice (header names ignore case)")
                     }
                 }
             case "fields": sidecar.fields = try stringMap(value, key: key)

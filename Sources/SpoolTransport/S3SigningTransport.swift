@@ -85,7 +85,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
                 transport: inner, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
             ) { [self] outcome in
                 multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
-                completion(judged(outcome))
+                completion(notingCredentialRefusal(outcome))
             }
             multipartUploads.withLock { $0[key] = upload }
             hashing.async { upload.start() }
@@ -114,13 +114,13 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             let names = Set(headers.keys.map { $0.lowercased() })
             signed.headers = signed.headers.filter { !names.contains($0.key.lowercased()) }
             for (name, value) in headers { signed.headers[name] = value }
-            inner.start(signed) { [self] outcome in completion(judged(S3ErrorClassifier.judge(outcome))) }
+            inner.start(signed) { [self] outcome in completion(notingCredentialRefusal(S3ErrorClassifier.judge(outcome))) }
         }
     }
 
     /// `outcome` as it is, noting whether the store refused the credentials (an answer that does
     /// not ends that), so the next request reads them again (`currentSigner`).
-    private func judged(_ outcome: UploadOutcome) -> UploadOutcome {
+    private func notingCredentialRefusal(_ outcome: UploadOutcome) -> UploadOutcome {
         if rereadCredentials != nil, outcome.httpStatus != nil {
             let refused = S3ErrorClassifier.refusesCredentials(outcome)
             signing.withLock { $0.refused = refused }

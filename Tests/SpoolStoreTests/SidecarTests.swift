@@ -35,6 +35,7 @@ final class SidecarTests: XCTestCase {
 
     func testBadHeaders() {
         assertRejected(#"{"headers": {"Bad Name": "v"}}"#, mentions: ["Bad Name", "not a valid HTTP header"])
+        assertRejected(#"{"headers": {"X-Camera": "7", "x-camera": "8"}}"#, mentions: ["given twice"])
         assertRejected(#"{"headers": {"X-A": "line\r\nInjected: 1"}}"#, mentions: ["X-A"])
         assertRejected(#"{"headers": {"Host": "evil"}}"#, mentions: ["Host"])
         assertRejected(#"{"headers": {"idempotency-key": "k"}}"#, mentions: ["idempotency-key"])
