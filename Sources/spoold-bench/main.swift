@@ -1,10 +1,13 @@
 // spoold-bench: the baselines and probes of scripts/bench. Not part of spoold.
 //
-//   spoold-bench upload --url U [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
+//   spoold-bench upload --url U [--concurrency N] [--method PUT|POST] [--via-transport] [--s3-sign] PATH...
 //       A bare upload loop with no durability: one URLSession, `uploadTask(fromFile:)`, N at once,
 //       configured like spoold's transport. The ceiling of our transport. PATHs may be folders.
 //       --via-transport sends through spoold's own URLSessionTransport instead (deadline timers,
 //       locks and outcome mapping included), to price the wrapper.
+//       --s3-sign signs each request with SigV4 (credentials from AWS_ACCESS_KEY_ID and
+//       AWS_SECRET_ACCESS_KEY, region AWS_REGION or us-east-1; payload UNSIGNED-PAYLOAD): the
+//       bare loop as an S3 client, for a store that checks signatures (URL path-style).
 //   spoold-bench await-request --log FILE --offset BYTES [--timeout S] [--rename FROM TO]
 //       Waits for the first line appended to an nginx access log (format `$msec $request_time ...`)
 //       after BYTES and prints when that request started (epoch seconds, $msec - $request_time).
@@ -133,6 +136,7 @@ func upload(_ arguments: Arguments) {
     let concurrency = arguments.int("--concurrency", 4)
     let method = arguments.options["--method"] ?? "PUT"
     let viaTransport = arguments.flags.contains("--via-transport")
+    let signer = arguments.flags.contains("--s3-sign") ? environmentSigner() : nil
     let files = expandFiles(arguments.positionals)
     guard !files.isEmpty else { fail("upload needs files") }
     let template = URLTemplate(url)
@@ -168,6 +172,13 @@ func upload(_ arguments: Arguments) {
             request.httpMethod = method
             request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
             request.setValue(id.rawValue, forHTTPHeaderField: "Idempotency-Key")
+            if let signer, let components = URLComponents(string: target), let host = components.host {
+                let hostHeader = components.port.map { "\(host):\($0)" } ?? host
+                let headers = signer.headers(
+                    method: method, host: hostHeader, path: components.percentEncodedPath, payloadHash: "UNSIGNED-PAYLOAD",
+                    date: Timestamp(secondsSinceEpoch: Date().timeIntervalSince1970))
+                for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+            }
             let box = TaskBox()
             let task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: path)) { _, response, error in
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
@@ -191,6 +202,17 @@ func upload(_ arguments: Arguments) {
         FileHandle.standardError.write(Data("spoold-bench: first failure: \(error)\n".utf8))
     }
     exit(failed == 0 ? 0 : 1)
+}
+
+/// SigV4 for `upload --s3-sign`, from the same environment variables spoold reads first.
+func environmentSigner() -> SigV4Signer {
+    let environment = ProcessInfo.processInfo.environment
+    guard let key = environment["AWS_ACCESS_KEY_ID"], let secret = environment["AWS_SECRET_ACCESS_KEY"] else {
+        fail("--s3-sign needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+    }
+    return SigV4Signer(
+        credentials: AWSCredentials(accessKeyID: key, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"]),
+        region: environment["AWS_REGION"] ?? "us-east-1")
 }
 
 // MARK: await-request
@@ -481,7 +503,7 @@ final class CryptoHasher: BenchHasher {
 
 let all = CommandLine.arguments.dropFirst()
 switch all.first {
-case "upload": upload(Arguments(all.dropFirst(), flags: ["--via-transport"]))
+case "upload": upload(Arguments(all.dropFirst(), flags: ["--via-transport", "--s3-sign"]))
 case "await-request": awaitRequest(Arguments(all.dropFirst(), flags: []))
 case "codec": codec(Arguments(all.dropFirst(), flags: []))
 case "sha256": sha256(Arguments(all.dropFirst(), flags: []))
