@@ -55,7 +55,7 @@ struct DaemonCommand {
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same) and {id} are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same), {id} and {host} (this machine's host name, read at start) are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT"),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256); with an s3:// URL also the parts of one multipart upload in flight at once (at most 16).", defaultDescription: "4"),
@@ -188,6 +188,11 @@ struct DaemonCommand {
                 throw ArgumentError("--url: \(error)", command: command)
             }
         }
+        let host = HostName.current()
+        let urlTemplate = s3?.urlTemplate(host: host) ?? URLTemplate(url, host: host)
+        if urlTemplate.usesHost && host.isEmpty {
+            throw ArgumentError("--url uses {host}, but this machine's host name is empty (set one with hostname(1))", command: command)
+        }
         let method = (arguments.value("method") ?? "PUT").uppercased()
         guard method == "PUT" || method == "POST" else {
             throw ArgumentError("--method must be PUT or POST, not '\(arguments.value("method")!)'", command: command)
@@ -199,7 +204,7 @@ struct DaemonCommand {
             baseDelaySeconds: try arguments.seconds("retry-base", range: 0...86_400) ?? 1,
             maximumBackoffSeconds: try arguments.seconds("max-backoff", range: 0...604_800) ?? 300)
         configuration = EngineConfiguration(
-            url: s3?.urlTemplate ?? URLTemplate(url), method: method,
+            url: urlTemplate, method: method,
             concurrency: try arguments.int("concurrency", range: 1...256) ?? 4,
             policy: policy, keepDone: arguments.flag("keep-done"),
             settleSeconds: try arguments.seconds("settle", range: 0...86_400) ?? 2,
@@ -348,7 +353,7 @@ struct DaemonCommand {
                 engine.resume(from: handoff.summary, startedAt: startedAt)
                 log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
             } else {
-                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template) (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
             }
             let summary: RunSummary
             do {

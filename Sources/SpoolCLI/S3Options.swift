@@ -38,7 +38,8 @@ struct S3Options {
     /// Where the credentials came from, for the start-up log line.
     var credentialsSource: String { credentialsFile.map { "\($0.path) [\($0.profile)]" } ?? "the environment" }
 
-    var urlTemplate: URLTemplate { target.urlTemplate(endpoint: endpoint, pathStyle: pathStyle) }
+    /// `host`: what `{host}` stands for.
+    func urlTemplate(host: String) -> URLTemplate { target.urlTemplate(endpoint: endpoint, pathStyle: pathStyle, host: host) }
     var signer: SigV4Signer { SigV4Signer(credentials: credentials, region: region) }
 
     init(url: String, _ arguments: ParsedArguments, environment: [String: String], command: String) throws {

@@ -61,14 +61,15 @@ public struct S3Target: Equatable, Sendable {
 
     /// The HTTP URL template of the objects: `ENDPOINT/BUCKET/PREFIX` (path-style) or
     /// `scheme://BUCKET.host/PREFIX` (virtual-hosted). `endpoint` is `scheme://host[:port]`.
-    public func urlTemplate(endpoint origin: HTTPOrigin, pathStyle: Bool) -> URLTemplate {
+    /// `host` is what `{host}` stands for (`URLTemplate`).
+    public func urlTemplate(endpoint origin: HTTPOrigin, pathStyle: Bool, host: String = "") -> URLTemplate {
         let defaultPort = origin.scheme == "https" ? 443 : 80
         let port = origin.port == defaultPort ? "" : ":\(origin.port)"
         let prefix = S3Target.encodeKeyTemplate(keyTemplate)
         let base = pathStyle
             ? "\(origin.scheme)://\(origin.host)\(port)/\(bucket)/"
             : "\(origin.scheme)://\(bucket).\(origin.host)\(port)/"
-        return URLTemplate(base + prefix)
+        return URLTemplate(base + prefix, host: host)
     }
 
     /// The prefix percent-encoded like a key, its placeholders left for `URLTemplate`.

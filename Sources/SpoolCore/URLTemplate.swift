@@ -6,19 +6,29 @@
 /// (`YYYY-MM-DD`), `{year}`, `{month}`, `{day}` and `{hour}` are the item's creation time in UTC,
 /// as its json records it, never the clock at upload: every attempt and every resumed multipart
 /// pass of an item reaches the same URL (a key that moved would orphan the parts already sent).
+/// `{host}` is the machine's host name, as the daemon read it at start: one configuration for a
+/// whole fleet (`s3://bucket/{host}/`) keeps each host's objects apart.
 public struct URLTemplate: Equatable, Sendable {
     public let template: String
+    /// What `{host}` stands for (sent percent-encoded as one path segment).
+    public let host: String
 
     /// Every placeholder, in the order the help and the errors list them.
-    public static let placeholders = ["name", "id", "date", "year", "month", "day", "hour"]
+    public static let placeholders = ["name", "id", "host", "date", "year", "month", "day", "hour"]
 
     /// The template split once, not on every upload.
     private let parts: [Token]
 
-    public init(_ template: String) {
+    /// - Parameter host: the machine's host name, for `{host}`.
+    public init(_ template: String, host: String = "") {
         self.template = template
+        self.host = host
         self.parts = URLTemplate.tokens(template)
     }
+
+    /// Whether `{host}` is used: the daemon refuses it on a machine whose host name is empty,
+    /// where every host of a fleet would share one prefix, the very thing it is there to prevent.
+    public var usesHost: Bool { parts.contains(.placeholder("host")) }
 
     /// A `{word}` in a template that is not one of `placeholders` (a typo like `{nmae}` would
     /// otherwise reach the server literally, on every upload).
@@ -54,6 +64,7 @@ public struct URLTemplate: Equatable, Sendable {
             case .literal(let text): out += text
             case .placeholder("name"): out += name; named = true
             case .placeholder("id"): out += id.rawValue; named = true
+            case .placeholder("host"): out += URLTemplate.encodePathSegment(host)
             case .placeholder("date"): out += "\(pad(time.year, 4))-\(pad(time.month, 2))-\(pad(time.day, 2))"
             case .placeholder("year"): out += pad(time.year, 4)
             case .placeholder("month"): out += pad(time.month, 2)

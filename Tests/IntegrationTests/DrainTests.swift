@@ -174,7 +174,7 @@ final class DrainTests: XCTestCase {
         XCTAssertEqual(badURL.exitCode, 2)
         let placeholder = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "http://127.0.0.1:1/{nmae}/"])
         XCTAssertEqual(placeholder.exitCode, 2)
-        XCTAssertTrue(placeholder.stderr.contains("unknown placeholder {nmae} (known: {name} {id} {date} {year} {month} {day} {hour})"),
+        XCTAssertTrue(placeholder.stderr.contains("unknown placeholder {nmae} (known: {name} {id} {host} {date} {year} {month} {day} {hour})"),
                       placeholder.stderr)
     }
 
@@ -196,6 +196,41 @@ final class DrainTests: XCTestCase {
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         let (date, hour) = (createdNow.prefix(10).replacingOccurrences(of: "-", with: "/"), createdNow.dropFirst(11).prefix(2))
         XCTAssertEqual(receiver.requests.map(\.target).sorted(), ["/up/2020/02/29/h13/old%20one.txt", "/up/\(date)/h\(hour)/now.txt"])
+    }
+
+    /// Runs spoold in a UTS namespace of its own under `hostName` (root only: `unshare -u`).
+    private func asHost(_ hostName: String) throws -> [String] {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["-u", "python3", "-c", "import socket; socket.sethostname('x')"]
+        probe.standardError = FileHandle.nullDevice
+        do { try probe.run() } catch { throw XCTSkip("unshare(1) is not installed") }
+        probe.waitUntilExit()
+        try XCTSkipIf(probe.terminationStatus != 0, "cannot set a host name in a UTS namespace of its own (needs root)")
+        return ["/usr/bin/unshare", "-u", "python3", "-c",
+                "import os, socket, sys; socket.sethostname(sys.argv[1]); os.execv(sys.argv[2], sys.argv[2:])", hostName]
+    }
+
+    /// `{host}` is the machine's host name, read at start and said in the start-up line: one
+    /// --url for a whole fleet keeps each host's uploads apart (two hosts, same file name). The
+    /// name is still appended. A machine without a host name refuses `{host}`.
+    func testDrain_hostPlaceholder_keepsEachHostsUploadsApart_emptyHostNameRefused() throws {
+        let receiver = try startReceiver()
+        let url = receiver.baseURL + "/fleet/{host}/"
+        for host in ["cam-07", "cam 8"] {
+            let spool = try TestSpool(self)
+            try spool.drop("fox.jpg", Array(host.utf8))
+            let result = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", url, "--settle", "0"], wrapper: try asHost(host))
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertTrue(result.stderr.contains("/fleet/{host}/ ({host}: \(host))"), result.stderr)
+        }
+        XCTAssertEqual(receiver.requests.map(\.target).sorted(), ["/fleet/cam%208/fox.jpg", "/fleet/cam-07/fox.jpg"])
+        XCTAssertEqual(receiver.requests.map { String(decoding: $0.body, as: UTF8.self) }.sorted(), ["cam 8", "cam-07"])
+
+        let spool = try TestSpool(self)
+        let nameless = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", url], wrapper: try asHost(""))
+        XCTAssertEqual(nameless.exitCode, 2, nameless.stderr)
+        XCTAssertTrue(nameless.stderr.contains("--url uses {host}, but this machine's host name is empty"), nameless.stderr)
     }
 
     func testDrain_emptySpool_exitsZeroAtOnce() throws {

@@ -36,9 +36,16 @@ final class S3TargetTests: XCTestCase {
         XCTAssertEqual(template.url(id: id, originalName: "d/e f", createdAt: hourLater), "http://127.0.0.1:9/bucket/cam%207/2026-11-21/15/d/e%20f")
     }
 
+    func testHost_inThePrefix_keyIsTheHostsPrefixPlusTheName() throws {
+        let target = try S3Target(parsing: "s3://bucket/fleet/{host}/")
+        let template = target.urlTemplate(endpoint: HTTPOrigin("http://127.0.0.1:9")!, pathStyle: true, host: "cam-07")
+        XCTAssertEqual(template.template, "http://127.0.0.1:9/bucket/fleet/{host}/")
+        XCTAssertEqual(template.url(id: id, originalName: "d/e f", createdAt: created), "http://127.0.0.1:9/bucket/fleet/cam-07/d/e%20f")
+    }
+
     func testParse_unknownPlaceholder_isRefused_bracesAroundNoWordAreKeyText() throws {
         XCTAssertThrowsError(try S3Target(parsing: "s3://bucket/{nmae}/")) { error in
-            XCTAssertTrue("\(error)".hasPrefix("unknown placeholder {nmae} (known: {name} {id} {date}"), "\(error)")
+            XCTAssertTrue("\(error)".hasPrefix("unknown placeholder {nmae} (known: {name} {id} {host} {date}"), "\(error)")
         }
         let target = try S3Target(parsing: "s3://bucket/a{}b/")
         XCTAssertEqual(target.urlTemplate(endpoint: HTTPOrigin("http://127.0.0.1:9")!, pathStyle: true)

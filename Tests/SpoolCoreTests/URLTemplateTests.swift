@@ -86,10 +86,20 @@ final class URLTemplateTests: XCTestCase {
     func testValidate_unknownPlaceholder_isRefused_listingTheKnownOnes() {
         XCTAssertThrowsError(try URLTemplate.validate("https://h/{nmae}/")) { error in
             XCTAssertEqual((error as? URLTemplate.UnknownPlaceholder)?.placeholder, "nmae")
-            XCTAssertEqual("\(error)", "unknown placeholder {nmae} (known: {name} {id} {date} {year} {month} {day} {hour})")
+            XCTAssertEqual("\(error)", "unknown placeholder {nmae} (known: {name} {id} {host} {date} {year} {month} {day} {hour})")
         }
         XCTAssertThrowsError(try URLTemplate.validate("https://h/{Date}"))
-        XCTAssertNoThrow(try URLTemplate.validate("https://h/{name}/{id}/{date}/{year}{month}{day}{hour}"))
+        XCTAssertNoThrow(try URLTemplate.validate("https://h/{name}/{id}/{host}/{date}/{year}{month}{day}{hour}"))
+    }
+
+    func testHost_isTheGivenName_encodedAsOneSegment_andTheNameStillAppended() {
+        let template = URLTemplate("https://h/fleet/{host}/", host: "cam-07")
+        XCTAssertTrue(template.usesHost)
+        XCTAssertEqual(template.url(id: id, originalName: "a/b c.jpg", createdAt: created), "https://h/fleet/cam-07/a/b%20c.jpg")
+        XCTAssertEqual(URLTemplate("https://h/{host}-{name}", host: "x y/z").url(id: id, originalName: "n", createdAt: created),
+                       "https://h/x%20y%2Fz-n")
+        XCTAssertFalse(URLTemplate("https://h/{date}/", host: "cam-07").usesHost)
+        XCTAssertFalse(URLTemplate("https://h/{}/host/").usesHost)
     }
 
     func testBracesAroundNoWord_areNotPlaceholders_andStayLiteral() throws {
