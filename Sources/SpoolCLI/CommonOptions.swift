@@ -30,14 +30,13 @@ enum CommonOptions {
 
     /// `--transport` and the options only libcurl has; they are refused with URLSession rather
     /// than silently ignored (a private CA that is not used would fail every upload obscurely).
-    /// `limitRate`: the command has `--limit-rate`.
-    static func curlOptions(_ arguments: ParsedArguments, command: String, limitRate: Bool) throws -> CurlOptions? {
+    static func curlOptions(_ arguments: ParsedArguments, command: String) throws -> CurlOptions? {
         let name = (arguments.value("transport") ?? "urlsession").lowercased()
         guard name == "curl" || name == "urlsession" else {
             throw ArgumentError("--transport must be curl or urlsession, not '\(arguments.value("transport")!)'", command: command)
         }
         guard name == "curl" else {
-            for option in ["cacert", "capath"] + (limitRate ? ["limit-rate"] : []) where arguments.value(option) != nil {
+            for option in ["cacert", "capath"] where arguments.value(option) != nil {
                 throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
             }
             if arguments.flag("http1.1") { throw ArgumentError("--http1.1 needs --transport curl", command: command) }
@@ -54,10 +53,6 @@ enum CommonOptions {
                 throw ArgumentError("--capath '\(directory)' is not a directory", command: command)
             }
             options.caPath = directory
-        }
-        if limitRate {
-            options.limitRate = try arguments.bytes(
-                "limit-rate", units: .binaryLetters, invalid: "is not a number of bytes per second (e.g. 500K, 2M)")
         }
         return options
     }

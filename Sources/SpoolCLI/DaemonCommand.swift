@@ -76,7 +76,7 @@ struct DaemonCommand {
                            defaultDescription: "60"),
                 CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
                 OptionSpec("limit-rate", valueName: "BYTES",
-                           help: "With --transport curl: upload at most BYTES per second in all, shared among the uploads at once; a K, M or G suffix multiplies by 1024."),
+                           help: "Upload at most BYTES per second in all, shared among the uploads at once (bodies; with either transport); a K, M or G suffix multiplies by 1024."),
                 CommonOptions.http11,
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win."),
@@ -160,6 +160,8 @@ struct DaemonCommand {
     var s3: S3Options?
     /// `--transport curl`: libcurl's options; nil: URLSession.
     var curl: CurlOptions?
+    /// `--limit-rate`: body bytes per second for the whole daemon, whichever the transport.
+    var limitRate: Int64?
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -224,7 +226,10 @@ struct DaemonCommand {
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
-        curl = try CommonOptions.curlOptions(arguments, command: command, limitRate: true)
+        curl = try CommonOptions.curlOptions(arguments, command: command)
+        limitRate = try arguments.bytes(
+            "limit-rate", units: .binaryLetters, invalid: "is not a number of bytes per second (e.g. 500K, 2M)")
+        curl?.limitRate = limitRate
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -396,7 +401,7 @@ struct DaemonCommand {
         } else {
             http = URLSessionTransport(
                 concurrency: connections, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded)
+                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded, limitRate: limitRate)
         }
         // S3 signs each attempt (each multipart step), then hands it to the HTTP transport.
         return s3.map {

@@ -33,7 +33,7 @@ struct PurgeCommand: SpooldCommand {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         ids = arguments.positionals
         failed = arguments.flag("failed")
-        curl = try CommonOptions.curlOptions(arguments, command: "purge", limitRate: false)
+        curl = try CommonOptions.curlOptions(arguments, command: "purge")
         guard failed != !ids.isEmpty else {
             throw ArgumentError(failed ? "give either ids or --failed, not both" : "give the ids to purge, or --failed", command: "purge")
         }

@@ -33,11 +33,14 @@ final class BodyInputStream: InputStream {
     private let progress: BodyProgress?
     /// Runs before each read: a test holds it, as a lost write event holds libcurl.
     private let readHook: (@Sendable () -> Void)?
+    /// `--limit-rate`: each read takes its bytes from the daemon's shared rate first.
+    private let rate: BodyRateGate?
 
-    init(_ parts: [Part], progress: BodyProgress? = nil, readHook: (@Sendable () -> Void)? = nil) {
+    init(_ parts: [Part], progress: BodyProgress? = nil, readHook: (@Sendable () -> Void)? = nil, rate: BodyRateGate? = nil) {
         self.parts = parts
         self.progress = progress
         self.readHook = readHook
+        self.rate = rate
         super.init(data: Data())
     }
 
@@ -53,9 +56,18 @@ final class BodyInputStream: InputStream {
     /// rewind reads the stream forward before opening it.)
     override var hasBytesAvailable: Bool { status != .atEnd && status != .closed }
 
-    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength wanted: Int) -> Int {
         guard status != .error, status != .closed else { return -1 }
         readHook?()
+        guard let rate, part < parts.count else { return read(buffer, upTo: wanted) }
+        let allowed = rate.take(upTo: wanted)
+        let n = read(buffer, upTo: allowed)
+        rate.giveBack(allowed - max(0, n))
+        return n
+    }
+
+    /// The next bytes of the body, at most `length`: 0 at its end, -1 when the blob cannot be read.
+    private func read(_ buffer: UnsafeMutablePointer<UInt8>, upTo length: Int) -> Int {
         while part < parts.count {
             let n: Int
             switch parts[part] {

@@ -129,6 +129,8 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     private let quietLimitSeconds: Double
     /// Runs before each body read (tests only).
     private let bodyReadHook: (@Sendable () -> Void)?
+    /// `--limit-rate`: the bytes per second every body read shares.
+    private let rate: BodyRateGate?
 
     /// - Parameters:
     ///   - concurrency: connections per host, matching the engine's uploads at once.
@@ -140,11 +142,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     ///   - quietLimitSeconds: the stall watch's limit (default `StalledUpload.quietLimitSeconds`).
     ///   - bodyReadHook: runs before each body read (a test holds it, as a lost write event does).
     ///   - watchWindowSeconds: the window of `UndeliveredFlood` (shorter in tests).
+    ///   - limitRate: `--limit-rate`, bytes per second for all bodies together (`BodyRateGate`).
     public init(
         concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
         answerLimit: Int = 0, cancelQueue: DispatchQueue? = nil, quietLimitSeconds: Double? = nil,
-        bodyReadHook: (@Sendable () -> Void)? = nil, watchWindowSeconds: Double = UndeliveredFlood.defaultWindowSeconds
+        bodyReadHook: (@Sendable () -> Void)? = nil, watchWindowSeconds: Double = UndeliveredFlood.defaultWindowSeconds,
+        limitRate: Int64? = nil
     ) {
+        rate = limitRate.map(BodyRateGate.init(bytesPerSecond:))
         undeliveredWatch = Mutex(UndeliveredFlood(windowSeconds: watchWindowSeconds))
         cancels = cancelQueue ?? DispatchQueue(label: "spoold.transport.cancels")
         self.quietLimitSeconds = quietLimitSeconds ?? StalledUpload.quietLimitSeconds(idleSeconds: idleSeconds)
@@ -284,7 +289,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             urlRequest.setValue(" ", forHTTPHeaderField: "Transfer-Encoding")
             let progress = BodyProgress(total: BodyInputStream.length(of: parts))
             state.withLock { state in state.attempts[key]?.progress = progress }
-            urlRequest.httpBodyStream = BodyInputStream(parts, progress: progress, readHook: bodyReadHook)
+            urlRequest.httpBodyStream = BodyInputStream(parts, progress: progress, readHook: bodyReadHook, rate: rate)
         }
         let task = session.dataTask(with: urlRequest)
         let stillWanted: Bool = state.withLock { state in
@@ -362,14 +367,14 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         var ports = Set<UInt16>()
         state.withLock { state in
             if state.attempts.isEmpty { setSweeping(false) }
+            // With --limit-rate the bodies take turns at the gate: each may wait its turn on top.
+            let limit = quietLimitSeconds + (rate?.longestTurnSeconds(readers: state.attempts.count) ?? 0)
             for (key, attempt) in state.attempts {
                 let port = URLSessionTransport.port(of: attempt.url)
                 if let port { ports.insert(port) }
                 if attempt.deadline <= now {
                     overdue.append(key)
-                } else if let port, let seconds = attempt.progress?.quietSeconds(now: now.uptimeNanoseconds),
-                          seconds >= quietLimitSeconds
-                {
+                } else if let port, let seconds = attempt.progress?.quietSeconds(now: now.uptimeNanoseconds), seconds >= limit {
                     quiet.append((key, port))
                 }
             }
@@ -519,7 +524,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             state.keyByTask[task.taskIdentifier].flatMap { state.attempts[$0] }.map { ($0.request, $0.progress) }
         }
         found?.1?.restarted()
-        completionHandler(found.map { BodyInputStream($0.0.bodyParts, progress: $0.1, readHook: bodyReadHook) })
+        completionHandler(found.map { BodyInputStream($0.0.bodyParts, progress: $0.1, readHook: bodyReadHook, rate: rate) })
     }
 
     static func networkOutcome(_ error: Error?) -> UploadOutcome {

@@ -7,24 +7,6 @@ import XCTest
 final class CurlHTTPFaultTests: HTTPFaultTests {
     override class var transportArguments: [String] { ["--transport", "curl"] }
 
-    func testLimitRate_isSharedByTheWholeDaemon() throws {
-        let receiver = UploadReceiver(script: .always(201))
-        _ = try receiver.start()
-        addTeardownBlock { receiver.stop() }
-        let spool = try TestSpool(self)
-        // 2 × 96 KiB at 128 KiB/s in all: at least 1.5 s, whatever the concurrency.
-        for i in 0..<2 { try spool.drop("slow\(i).bin", payload(96 << 10, seed: UInt64(40 + i))) }
-        let started = Date()
-
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
-             "--transport", "curl", "--limit-rate", "128K", "--concurrency", "2"], timeout: 30)
-
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertEqual(receiver.requests.count, 2)
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.3, "the rate is shared, not per transfer")
-    }
-
     func testMaxTime_cancelsTheUploadOnTheCurlThread_andHandsItsAttemptBack() throws {
         let receiver = UploadReceiver(script: .always(.faulted(.neverAnswer)))
         _ = try receiver.start()
@@ -47,7 +29,7 @@ final class CurlHTTPFaultTests: HTTPFaultTests {
 
     func testCurlOnlyOptions_withURLSession_areUsageErrors() throws {
         let spool = try TestSpool(self)
-        for option in [["--cacert", "/etc/hostname"], ["--capath", "/etc"], ["--limit-rate", "1M"]] {
+        for option in [["--cacert", "/etc/hostname"], ["--capath", "/etc"]] {
             let result = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", "http://127.0.0.1:1/"] + option)
             XCTAssertEqual(result.exitCode, 2, result.stderr)
             XCTAssertTrue(result.stderr.contains("needs --transport curl"), result.stderr)

@@ -139,6 +139,26 @@ class HTTPFaultTests: XCTestCase {
 
     // MARK: - Outage
 
+    /// `--limit-rate` is the whole daemon's, with either transport: 2 × 96 KiB at 128 KiB/s in
+    /// all take at least 1.5 s whatever the concurrency, and arrive whole.
+    func testLimitRate_isSharedByTheWholeDaemon() throws {
+        let receiver = UploadReceiver(script: .always(201))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        let bodies = (0..<2).map { payload(96 << 10, seed: UInt64(40 + $0)) }
+        for (i, body) in bodies.enumerated() { try spool.drop("slow\(i).bin", body) }
+        let started = Date()
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--limit-rate", "128K",
+             "--concurrency", "2"] + Self.transportArguments, timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(Set(receiver.requests.map(\.body)), Set(bodies))
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.3, "the rate is shared, not per transfer")
+    }
+
     func testRefusedPortLongerThanTheRetryBudget_thenUp_nothingFails_statusShowsThePause() throws {
         let port = try freeLoopbackPort()
         let spool = try TestSpool(self)
