@@ -6,7 +6,7 @@
 /// one costs URLSession a callback's worth of CPU, about half a millisecond, whatever its size),
 /// and a reader waits at most about 50 ms, so every upload keeps being read (the stall watch
 /// would take a body left unread for seconds for a lost write event).
-public struct SendRateLimit: Sendable, Equatable {
+public struct SendRateLimit: Sendable {
     public let bytesPerSecond: Double
     public let burst: Double
     private var tokens: Double
@@ -41,8 +41,9 @@ public struct SendRateLimit: Sendable, Equatable {
         return max(0, min(Double(max(0, wanted)), burst) - bucket.tokens) / bytesPerSecond
     }
 
+    /// Adds what accrued since the last call (a clock that stepped back adds nothing).
     private mutating func refill(now: Double) {
         if let last, now > last { tokens = min(burst, tokens + (now - last) * bytesPerSecond) }
-        if last == nil || now > last! { last = now }
+        last = max(last ?? now, now)
     }
 }

@@ -10,8 +10,15 @@ import Synchronization
 /// that queue meanwhile, which is the point: the rate is the whole daemon's.
 final class BodyRateGate: Sendable {
     private let limit: Mutex<SendRateLimit>
+    /// Longest a read waits for its bytes: a full bucket's time (50 ms, or one byte's at under
+    /// 20 bytes a second).
+    private let turnSeconds: Double
 
-    init(bytesPerSecond: Int64) { limit = Mutex(SendRateLimit(bytesPerSecond: bytesPerSecond)) }
+    init(bytesPerSecond: Int64) {
+        let limit = SendRateLimit(bytesPerSecond: bytesPerSecond)
+        turnSeconds = limit.burst / limit.bytesPerSecond
+        self.limit = Mutex(limit)
+    }
 
     /// Bytes the caller may read and send now: `wanted`, or the rate's 50 ms if that is less
     /// (0 if `wanted` is 0).
@@ -28,11 +35,9 @@ final class BodyRateGate: Sendable {
         }
     }
 
-    /// How long a body may wait for its turn while `readers` bodies share the gate: each read
-    /// before it waits up to a full bucket's time (50 ms, or one byte's at under 20 bytes a second).
-    func longestTurnSeconds(readers: Int) -> Double {
-        Double(readers) * limit.withLock { $0.burst / $0.bytesPerSecond }
-    }
+    /// How long a body may wait for its turn while `readers` bodies share the gate: its own read
+    /// and each one before it wait up to `turnSeconds`.
+    func longestTurnSeconds(readers: Int) -> Double { Double(readers) * turnSeconds }
 
     /// Returns bytes taken but not read.
     func giveBack(_ bytes: Int) {

@@ -6,7 +6,7 @@ import XCTest
 final class BodyRateGateTests: XCTestCase {
     /// A rate-limited body is read in pieces no larger than the bucket, and still whole.
     func testBodyReads_takeAtMostTheBurst_andTheBodyArrivesWhole() {
-        let body = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let body = (0..<6_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let stream = BodyInputStream([.bytes(Array(body.prefix(1_000))), .bytes(Array(body.dropFirst(1_000)))],
                                      rate: BodyRateGate(bytesPerSecond: 40_000))  // a burst of 2,000 bytes
         stream.open()

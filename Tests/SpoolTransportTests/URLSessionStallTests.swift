@@ -45,6 +45,26 @@ final class URLSessionStallTests: XCTestCase {
         XCTAssertTrue(result.errorText?.contains("stalled") ?? false, "\(result)")
     }
 
+    /// With `--limit-rate` a body read waits at the gate for its bytes, and a body that waits its
+    /// turn is not stalled: at a byte a second, the second byte of a 2-byte body is read a second
+    /// after the first, past the 0.5 s limit, and within it plus a turn.
+    func testRateLimitedBody_waitingItsTurn_isNotAStall() throws {
+        let receiver = UploadReceiver(script: .always(201), keepBodiesInMemory: false)
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let transport = URLSessionTransport(
+            concurrency: 1, deadlineSeconds: 30, idleSeconds: 30, quietLimitSeconds: 0.5, limitRate: 1)
+        let ended = DispatchSemaphore(value: 0)
+        let outcome = Mutex<UploadOutcome?>(nil)
+        transport.start(try uploadRequest(to: receiver.baseURL + "/up/turn", size: 2)) { result in
+            outcome.withLock { $0 = result }
+            ended.signal()
+        }
+        XCTAssertEqual(ended.wait(timeout: .now() + 20), .success)
+        let result = try XCTUnwrap(outcome.withLock { $0 })
+        XCTAssertEqual(result.httpStatus, 201, "\(result)")
+    }
+
     /// A server that stops reading leaves bytes in the send queue: not a stall; the deadline ends it.
     func testServerStopsReading_isNotAStall_theDeadlineEndsIt() throws {
         // A listener that never accepts: the kernel takes the connection and its first bytes,
