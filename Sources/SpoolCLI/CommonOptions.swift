@@ -81,13 +81,14 @@ enum CommonOptions {
     static func headers(_ arguments: ParsedArguments, command: String) throws -> [String: String] {
         var headers: [String: String] = [:]
         for text in arguments.values("header") {
-            guard let (name, value) = HeaderValidation.parse(text) else {
+            switch HeaderRule.parse(text) {
+            case .success(let field): HeaderFields.set(field.name, field.value, in: &headers)
+            case .failure(let refusal):
                 throw ArgumentError(
-                    "invalid --header '\(text)': expected 'Name: value' with a token name, no line breaks, and not one of "
-                        + HeaderValidation.reserved.sorted().joined(separator: ", "),
+                    "invalid --header '\(LogEscaping.line(text))': \(refusal) (expected 'Name: value' with a token name, no "
+                        + "control characters, and not one of " + HeaderRule.reserved.sorted().joined(separator: ", ") + ")",
                     command: command)
             }
-            HeaderFields.set(name, value, in: &headers)
         }
         return headers
     }

@@ -20,12 +20,13 @@ enum CredentialHeaders {
             guard let text = environment[variable], !text.isEmpty else {
                 throw ArgumentError("--header-env \(variable): the environment variable is not set or empty", command: command)
             }
-            guard let (name, value) = HeaderValidation.parse(text) else {
+            switch HeaderRule.parse(text) {
+            case .success(let field): HeaderFields.set(field.name, field.value, in: &headers)
+            case .failure(let refusal):
                 throw ArgumentError(
-                    "--header-env \(variable): the variable must hold 'Name: value' (a token name, no line breaks, not a header spoold sets itself)",
+                    "--header-env \(variable): \(refusal) (the variable must hold 'Name: value': a token name, no control characters, not a header spoold sets itself)",
                     command: command)
             }
-            HeaderFields.set(name, value, in: &headers)
         }
         return headers
     }
@@ -48,12 +49,13 @@ enum CredentialHeaders {
             let line = rawLine.hasSuffix("\r") ? String(rawLine.dropLast()) : String(rawLine)
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            guard let (name, value) = HeaderValidation.parse(line) else {
+            switch HeaderRule.parse(line) {
+            case .success(let field): headers.append((field.name, field.value))
+            case .failure(let refusal):
                 throw ArgumentError(
-                    "--header-file \(path) line \(number + 1): expected 'Name: value' (a token name, not a header spoold sets itself)",
+                    "--header-file \(path) line \(number + 1): \(refusal) (expected 'Name: value': a token name, no control characters, not a header spoold sets itself)",
                     command: command)
             }
-            headers.append((name, value))
         }
         return headers
     }

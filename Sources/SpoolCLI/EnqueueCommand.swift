@@ -57,8 +57,10 @@ struct EnqueueCommand: SpooldCommand {
         }
         maximumSpoolBytes = try CommonOptions.maximumSpoolSize(arguments)
         contentType = arguments.value("content-type")
-        if let type = contentType, type.isEmpty || type.contains("\n") || type.contains("\r") {
-            throw ArgumentError("invalid --content-type", command: "enqueue")
+        if let type = contentType {
+            if let problem = type.isEmpty ? "it is empty" : HeaderRule.valueProblem(type) {
+                throw ArgumentError("invalid --content-type: \(problem)", command: "enqueue")
+            }
         }
     }
 

@@ -147,6 +147,12 @@ final class CurlMultiLoop: @unchecked Sendable {
             transfer.completion(timeoutOutcome)
             return
         }
+        // libcurl sends a field as it is given: a line break in it would start another field,
+        // or another request.
+        if transfer.hops == 0, let problem = transfer.request.headerProblem {
+            transfer.completion(UploadRequest.refusedHeaders(problem))
+            return
+        }
         guard let easy = curl_easy_init() else {
             transfer.completion(.network("curl_easy_init failed (out of memory)"))
             return

@@ -36,13 +36,16 @@ public struct Sidecar: Equatable, Sendable {
             switch key {
             case "contentType":
                 guard let s = value as? String, !s.isEmpty else { throw MetadataError("sidecar 'contentType' must be a string") }
+                if let problem = HeaderRule.valueProblem(s) {
+                    throw MetadataError("sidecar 'contentType' cannot be sent as a Content-Type header: \(problem)")
+                }
                 sidecar.contentType = s
             case "headers":
                 sidecar.headers = try stringMap(value, key: key)
                 var seen = Set<String>()
                 for (name, v) in sidecar.headers {
-                    guard HeaderValidation.isValid(name: name, value: v) else {
-                        throw MetadataError("sidecar header '\(name)' is not a valid HTTP header")
+                    if let problem = HeaderRule.problem(name: name, value: v) {
+                        throw MetadataError("sidecar header '\(HeaderRule.printable(name))' is not a valid HTTP header: \(problem)")
                     }
                     // Which spelling would win is undefined: one field per name (`HeaderFields`).
                     guard seen.insert(name.lowercased()).inserted else {

@@ -74,6 +74,13 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
+        // Checked before anything is signed, and for a multipart upload before
+        // CreateMultipartUpload, which carries the item's headers.
+        if let problem = request.headerProblem {
+            request.release()
+            completion(UploadRequest.refusedHeaders(problem))
+            return
+        }
         let key = nextKey.withLock { key in
             key += 1
             return key

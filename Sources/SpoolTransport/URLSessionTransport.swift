@@ -200,6 +200,12 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
+        // Foundation drops a field it cannot send, silently: refused here instead, with why.
+        if let problem = request.headerProblem {
+            request.release()
+            completion(UploadRequest.refusedHeaders(problem))
+            return
+        }
         let key = nextKey.withLock { key in
             key += 1
             return key

@@ -76,6 +76,18 @@ public struct UploadRequest: Sendable {
         }
     }
 
+    /// Why this request's headers must not go on the wire (`HeaderRule.requestProblem` over its
+    /// headers and the `Content-Type` it sends), or nil: each transport asks where it builds the
+    /// request, and a refused one sends nothing.
+    public var headerProblem: String? {
+        HeaderRule.requestProblem(headers: headers, contentType: form?.headerValue ?? contentType)
+    }
+
+    /// The outcome of a request refused by `headerProblem`: final, nothing was sent.
+    public static func refusedHeaders(_ problem: String) -> UploadOutcome {
+        .refused("not sent: \(problem)")
+    }
+
     /// SHA-256 of the exact bytes the body sends (`BodyDigest`), for `Content-Digest`.
     public func bodySHA256() throws -> [UInt8] { try BodyDigest.sha256(of: bodyParts) }
 

@@ -46,14 +46,12 @@ final class SidecarTests: XCTestCase {
         assertRejected(big, mentions: ["larger than \(Sidecar.maximumSize)"])
     }
 
-    func testHeaderValidation() {
-        XCTAssertTrue(HeaderValidation.isValid(name: "X-Trace_id.1", value: "a b\tc"))
-        XCTAssertFalse(HeaderValidation.isValid(name: "", value: "v"))
-        XCTAssertFalse(HeaderValidation.isValid(name: "Content-Length", value: "1"))
-        XCTAssertFalse(HeaderValidation.isValid(name: "X", value: "a\u{0}b"))
-        XCTAssertEqual(HeaderValidation.parse("  X-A :  v 1 ")?.name, "X-A")
-        XCTAssertEqual(HeaderValidation.parse("X-A:v")?.value, "v")
-        XCTAssertNil(HeaderValidation.parse("no colon"))
+    func testHeaderValues_breakingTheGrammar_areRefused_withWhy() {
+        assertRejected(#"{"contentType": "text/plain\r\nHost: evil.example"}"#, mentions: ["contentType", "carriage return"])
+        assertRejected(#"{"contentType": "a\u0000b"}"#, mentions: ["contentType", "NUL"])
+        assertRejected(#"{"headers": {"X-A": "v\u001b[2J"}}"#, mentions: ["X-A", "0x1B"])
+        assertRejected(#"{"headers": {"X\nB": "v"}}"#, mentions: ["X\\nB", "name"])
+        XCTAssertEqual(try parse(#"{"contentType": "text/plain; charset=utf-8", "headers": {"X-A": "a\tb c"}}"#).headers, ["X-A": "a\tb c"])
     }
 
     func testMetadataCodec_roundTripsAndExplainsErrors() throws {

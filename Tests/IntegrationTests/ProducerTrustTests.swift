@@ -1,0 +1,115 @@
+import Foundation
+import UploadReceiver
+import XCTest
+
+/// Producers are not trusted (README "Security model"): the attacks a local producer can try
+/// through incoming/ and sidecars, run against the built binary with each transport.
+final class ProducerTrustTests: XCTestCase {
+    static let transports: [[String]] = [[], ["--transport", "curl"]]
+
+    private func write(_ text: String, to path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    private func failureReasons(_ spool: TestSpool) throws -> [String] {
+        try spool.files(in: "failed").filter { $0.hasSuffix(".json") }.map { try spool.json("failed/" + $0)["failureReason"] as? String ?? "" }
+    }
+
+    /// A sidecar whose `contentType` or header holds CR/LF would put its own lines on the wire
+    /// (`Host: evil.example`, `Transfer-Encoding: chunked`, a second request): refused where it
+    /// enters, the item parked in failed/ with why, nothing sent.
+    func testSidecarHeaderInjection_parksTheItem_nothingReachesTheWire() throws {
+        for transport in Self.transports {
+            let receiver = UploadReceiver(script: .always(201))
+            try receiver.start()
+            defer { receiver.stop() }
+            let spool = try TestSpool(self)
+            try write(#"{"contentType":"text/plain\r\nHost: evil.example\r\nTransfer-Encoding: chunked"}"#,
+                      to: spool.incoming + "/a.txt.meta.json")
+            try spool.drop("a.txt", Array("hello".utf8))
+            try write(#"{"contentType":"text/plain\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"}"#,
+                      to: spool.incoming + "/b.txt.meta.json")
+            try spool.drop("b.txt", Array("hello".utf8))
+            try write(#"{"headers":{"X-Camera":"7\nX-Injected: 1"}}"#, to: spool.incoming + "/c.txt.meta.json")
+            try spool.drop("c.txt", Array("hello".utf8))
+            try write(#"{"headers":{"X-Camera":"trap\t7"}}"#, to: spool.incoming + "/fine.txt.meta.json")
+            try spool.drop("fine.txt", Array("fine".utf8))
+
+            let result = try SpooldProcess.run(
+                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transport)
+
+            XCTAssertEqual(result.exitCode, 1, "\(transport): \(result.stderr)")
+            XCTAssertEqual(receiver.requests.map(\.target), ["/up/fine.txt"], "\(transport): only the fine file went out")
+            XCTAssertEqual(receiver.requests.first?.header("X-Camera"), "trap\t7")
+            let reasons = try failureReasons(spool).sorted()
+            XCTAssertEqual(reasons.count, 3, "\(transport): \(reasons)")
+            XCTAssertEqual(reasons.filter { $0.contains("'contentType' cannot be sent as a Content-Type header: the value contains a carriage return (CR)") }.count, 2, "\(reasons)")
+            XCTAssertEqual(reasons.filter { $0.contains("header 'X-Camera' is not a valid HTTP header: the value contains a line feed (LF)") }.count, 1, "\(reasons)")
+            XCTAssertFalse(result.stderr.contains("evil.example") || result.stderr.contains("smuggled"), "values are not repeated")
+        }
+    }
+
+    /// The check where each transport builds its request: an item json edited by hand (no sidecar
+    /// check on the way) with a line break in its content type or a header is refused, unsent.
+    func testHandEditedJSON_withALineBreak_isRefusedWhereTheRequestIsBuilt() throws {
+        for transport in Self.transports {
+            let receiver = UploadReceiver(script: .always(201))
+            try receiver.start()
+            defer { receiver.stop() }
+            let spool = try TestSpool(self)
+            let file = spool.root + "/a.txt"
+            try write("hello", to: file)
+            let enqueued = try SpooldProcess.run(["enqueue", "--spool", spool.path, file, file])
+            XCTAssertEqual(enqueued.exitCode, 0, enqueued.stderr)
+            let jsons = spool.files(in: "pending").filter { $0.hasSuffix(".json") }
+            XCTAssertEqual(jsons.count, 2)
+            for (n, json) in jsons.enumerated() {
+                var object = try spool.json("pending/" + json)
+                if n == 0 { object["contentType"] = "text/plain\r\nHost: evil.example" } else { object["headers"] = ["X-A": "1\r\n\r\nGET /x HTTP/1.1"] }
+                try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: spool.path + "/pending/" + json))
+            }
+
+            let result = try SpooldProcess.run(
+                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transport)
+
+            XCTAssertEqual(result.exitCode, 1, "\(transport): \(result.stderr)")
+            XCTAssertEqual(receiver.requests.count, 0, "\(transport): nothing went out")
+            let reasons = try failureReasons(spool).sorted()
+            XCTAssertEqual(reasons, [
+                "not sent: header Content-Type: the value contains a carriage return (CR)",
+                "not sent: header X-A: the value contains a carriage return (CR)",
+            ], "\(transport)")
+        }
+    }
+
+    /// The same rule where values enter from the operator: `--header`, `--header-file`,
+    /// `--header-env`, `enqueue --content-type` with a control character are usage errors, and a
+    /// secret's value is never repeated.
+    func testControlCharactersInOptionsAndFiles_areUsageErrors() throws {
+        let spool = try TestSpool(self)
+        let url = "http://127.0.0.1:9/up/"
+        let header = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", url, "--header", "X-A: 1\u{1B}[2J"])
+        XCTAssertEqual(header.exitCode, 2, header.stderr)
+        XCTAssertTrue(header.stderr.contains("the value contains the control character 0x1B"), header.stderr)
+
+        let file = spool.root + "/secret-headers"
+        try write("Authorization: Bearer s3cr3t\u{7}\n", to: file)
+        let headerFile = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", url, "--header-file", file])
+        XCTAssertEqual(headerFile.exitCode, 2, headerFile.stderr)
+        XCTAssertTrue(headerFile.stderr.contains("line 1: the value contains the control character 0x7"), headerFile.stderr)
+        XCTAssertFalse(headerFile.stderr.contains("s3cr3t"), "the secret is not repeated: \(headerFile.stderr)")
+
+        let headerEnv = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", url, "--header-env", "TOKEN_HEADER"],
+            environment: ["TOKEN_HEADER": "Authorization: Bearer s3cr3t\rX: 1"])
+        XCTAssertEqual(headerEnv.exitCode, 2, headerEnv.stderr)
+        XCTAssertTrue(headerEnv.stderr.contains("carriage return"), headerEnv.stderr)
+        XCTAssertFalse(headerEnv.stderr.contains("s3cr3t"), headerEnv.stderr)
+
+        let payload = spool.root + "/p.bin"
+        try write("x", to: payload)
+        let type = try SpooldProcess.run(["enqueue", "--spool", spool.path, "--content-type", "text/plain\u{1}x", payload])
+        XCTAssertEqual(type.exitCode, 2, type.stderr)
+        XCTAssertTrue(type.stderr.contains("invalid --content-type: the value contains the control character 0x1"), type.stderr)
+    }
+}
