@@ -184,6 +184,9 @@ struct DaemonCommand {
                 throw ArgumentError("--\(option) needs an s3:// URL", command: command)
             }
             if arguments.flag("s3-path-style") { throw ArgumentError("--s3-path-style needs an s3:// URL", command: command) }
+            if !arguments.values("s3-allow-header").isEmpty {
+                throw ArgumentError("--s3-allow-header needs an s3:// URL", command: command)
+            }
             do {
                 try URLTemplate.validate(url)
             } catch {
@@ -221,6 +224,13 @@ struct DaemonCommand {
                 maximumRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? DaemonCommand.defaultRecycleAfterRequests,
                 growthLimitKiB: (try arguments.int("recycle-above", range: 0...1_000_000) ?? DaemonCommand.defaultRecycleAboveMiB) * 1024))
         configuration.multipartThreshold = s3?.partSize
+        configuration.s3ItemHeaders = s3?.itemHeaders
+        if s3 != nil {
+            // The operator's own headers are theirs to choose, except one that copies an object.
+            for name in configuration.headers.keys.sorted() + configuration.credentialHeaders.keys.sorted() {
+                if let problem = S3ItemHeaderRule.neverProblem(name) { throw ArgumentError(problem, command: command) }
+            }
+        }
         configuration.directUploads = !arguments.flag("no-direct")
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300

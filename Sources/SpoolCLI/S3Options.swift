@@ -22,6 +22,8 @@ struct S3Options {
                    defaultDescription: "16M"),
         .flag("s3-path-style",
               help: "Address objects as ENDPOINT/BUCKET/KEY (automatic when the endpoint's host is an IP address or localhost) instead of BUCKET.host/KEY."),
+        OptionSpec("s3-allow-header", kind: .repeatedValue, valueName: "NAME",
+                   help: "With --url s3://...: an item's own header (sidecar, enqueue --header) that may be sent besides x-amz-meta-*, Content-Type and Content-Disposition, e.g. x-amz-storage-class or x-amz-tagging; a trailing * allows a prefix. x-amz-copy-source* never. See README 'Security model'."),
     ]
     static let maximumCredentialsFileSize = 64 * 1024
 
@@ -32,6 +34,8 @@ struct S3Options {
     var credentials: AWSCredentials
     /// `--s3-part-size`: the multipart threshold and part size.
     var partSize: Int64
+    /// Which of an item's own headers its upload may send (`--s3-allow-header`).
+    var itemHeaders: S3ItemHeaderRule
     /// The shared credentials file and profile they were read from; nil: the environment.
     var credentialsFile: (path: String, profile: String)?
 
@@ -68,6 +72,11 @@ struct S3Options {
         partSize = try arguments.bytes(
             "s3-part-size", units: .binaryLetters, range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize,
             invalid: "must be between 5M and 5G (S3's part limits)") ?? S3Options.defaultPartSize
+        do {
+            itemHeaders = try S3ItemHeaderRule(allowing: arguments.values("s3-allow-header"))
+        } catch {
+            throw ArgumentError("--s3-allow-header \(error)", command: command)
+        }
         (credentials, credentialsFile) = try S3Options.credentials(environment: environment, command: command)
     }
 

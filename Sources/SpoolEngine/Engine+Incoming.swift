@@ -353,13 +353,9 @@ extension Engine {
             var state = ItemState.pending
             let sidecarName = name + SpoolFolder.sidecarSuffix
             do {
-                if let bytes = try readSidecar(sidecarName) {
-                    sidecars[id.rawValue] = sidecarName
-                    let sidecar = try Sidecar.parse(bytes)
-                    if let type = sidecar.contentType { metadata.contentType = type }
-                    metadata.headers = sidecar.headers
-                    metadata.fields = sidecar.fields
-                    metadata.url = sidecar.url
+                if let sidecar = try readSidecar(of: name) {
+                    sidecars[id.rawValue] = sidecar.name
+                    try apply(sidecar, of: name, to: &metadata)
                 }
             } catch {
                 state = .failed
@@ -421,10 +417,5 @@ extension Engine {
     func reportOnce(_ name: String, _ message: String) {
         guard reportedNames.insert(name).inserted else { return }
         log.warning(message)
-    }
-
-    private func readSidecar(_ path: String) throws -> [UInt8]? {
-        guard (try? spool.incomingStatus(path)) != nil else { return nil }
-        return try spool.readIncomingSmallFile(path, limit: Sidecar.maximumSize)
     }
 }

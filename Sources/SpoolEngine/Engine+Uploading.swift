@@ -128,6 +128,13 @@ extension Engine {
 
     /// Builds the request of one attempt and starts it; its outcome comes back as an event.
     func send(_ id: ItemID, attempt: Int, metadata: ItemMetadata, body: BlobBody) {
+        // Checked at intake (the sidecar) and again here, where they are used: a json edited by
+        // hand or written by `enqueue` went through no sidecar check.
+        if let refusal = itemHeaderRefusal(metadata.headers) {
+            body.close()
+            events.post(id, .refused("not sent: \(refusal)"))
+            return
+        }
         let headers = HeaderFields.merging(
             HeaderFields.merging(configuration.headers, metadata.headers), configuration.credentialHeaders)
         var request = UploadRequest(

@@ -43,6 +43,9 @@ public struct EngineConfiguration: Sendable {
     /// With an s3:// URL, `--s3-part-size`: larger items go up as multipart uploads, their
     /// progress kept in a part log (`SPOOL/parts/`). Nil otherwise.
     public var multipartThreshold: Int64?
+    /// With an s3:// URL, which of an item's own headers it may send (`--s3-allow-header`); nil
+    /// for an HTTP URL, where any valid header may be sent.
+    public var s3ItemHeaders: S3ItemHeaderRule?
     /// Send a file announced in incoming/ straight away while the endpoint answers and no queued
     /// item is due, instead of first making it a durable item (`Spool.takeForDirectUpload`); off
     /// with `--no-direct`, and never with `keepDone`.

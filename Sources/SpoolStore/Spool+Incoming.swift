@@ -84,6 +84,19 @@ extension Spool {
         }
     }
 
+    /// Reads a sidecar under incoming/ with the owner of the file read (`fstat` of the descriptor
+    /// that read it), or nil when there is none.
+    public func readIncomingSidecar(_ path: String, limit: Int) throws -> (bytes: [UInt8], owner: UInt32)? {
+        do {
+            return try withIncomingFolder(of: path) { folder, name in
+                let read = try readSmallFileAndStatus(name, in: folder, label: "incoming/\(path)", limit: limit)
+                return (read.bytes, read.status.owner)
+            }
+        } catch let error as SystemError where error.isNotFound {
+            return nil
+        }
+    }
+
     /// Removes a file under incoming/ (a consumed sidecar); a missing file is fine. Folders are
     /// never removed: a producer may still be writing into them.
     public func removeIncomingFile(_ path: String) throws {

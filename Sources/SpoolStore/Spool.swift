@@ -163,6 +163,13 @@ public final class Spool {
     }
 
     func readSmallFile(_ name: String, in folder: FileDescriptor, label: String, limit: Int) throws -> [UInt8] {
+        try readSmallFileAndStatus(name, in: folder, label: label, limit: limit).bytes
+    }
+
+    /// `readSmallFile`, with the `fstat` of the file read (its owner, for a sidecar).
+    func readSmallFileAndStatus(_ name: String, in folder: FileDescriptor, label: String, limit: Int) throws
+        -> (bytes: [UInt8], status: FileStatus)
+    {
         let fd = try fs.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
         return try fs.closing(fd) { fd in
             let status = try fs.status(of: fd)
@@ -170,7 +177,7 @@ public final class Spool {
             guard status.size <= Int64(limit), let bytes = try fs.readAll(fd, limit: limit, sizeHint: status.size) else {
                 throw MetadataError("\(label) is larger than \(limit) bytes")
             }
-            return bytes
+            return (bytes, status)
         }
     }
 

@@ -74,9 +74,9 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
             completion(.refused("invalid upload URL '\(request.url)'"))
             return
         }
-        // Checked before anything is signed, and for a multipart upload before
-        // CreateMultipartUpload, which carries the item's headers.
-        if let problem = request.headerProblem {
+        // Checked before anything is signed (every x-amz-* header is, with the daemon's key), and
+        // for a multipart upload before CreateMultipartUpload, which carries the item's headers.
+        if let problem = request.headerProblem ?? request.headers.keys.sorted().lazy.compactMap(S3ItemHeaderRule.neverProblem).first {
             request.release()
             completion(UploadRequest.refusedHeaders(problem))
             return

@@ -79,6 +79,26 @@ final class HeaderRuleTransportTests: XCTestCase {
             XCTAssertEqual(receiver.requests.count, sent, transportName)
         }
     }
+
+    /// S3 never sends `x-amz-copy-source*`, whoever put it in the request: it would make the PUT a
+    /// CopyObject of any object the daemon's key can read.
+    func testS3_neverSendsCopySource() throws {
+        let receiver = UploadReceiver(script: .always(200))
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        for (transportName, make) in Self.transports where transportName.hasPrefix("s3") {
+            let transport = make()
+            defer { transport.shutdown() }
+            for name in ["x-amz-copy-source", "X-Amz-Copy-Source-If-Match", "x-amz-copy-source-range"] {
+                var request = try uploadRequest(to: receiver.baseURL + "/bucket/key")
+                request.headers = [name: "otherbucket/secret.txt"]
+                let outcome = try outcome(of: request, on: transport)
+                XCTAssertEqual(outcome.class, .final, "\(transportName), \(name): \(outcome)")
+                XCTAssertTrue(outcome.summary.contains("never sent to S3"), outcome.summary)
+            }
+            XCTAssertEqual(receiver.requests.count, 0, transportName)
+        }
+    }
 }
 
 private final class Box: @unchecked Sendable {
