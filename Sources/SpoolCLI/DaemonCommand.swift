@@ -79,7 +79,7 @@ struct DaemonCommand {
                            help: "Upload at most BYTES per second in all, shared among the uploads at once (bodies; with either transport); a K, M or G suffix multiplies by 1024."),
                 CommonOptions.http11,
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
-                           help: "A header sent with every request; an item's own headers win."),
+                           help: "A header sent with every request; an item's own headers win, except over a credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token)."),
                 OptionSpec("header-file", kind: .repeatedValue, valueName: "FILE",
                            help: "Secret headers, one 'Name: value' per line (e.g. Authorization); sent with every request, never stored or logged."),
                 OptionSpec("header-env", kind: .repeatedValue, valueName: "VAR",

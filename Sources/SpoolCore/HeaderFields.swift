@@ -16,3 +16,28 @@ public enum HeaderFields {
         return merged
     }
 }
+
+extension HeaderFields {
+    /// Header names whose values are credentials: an item's own header never replaces one the
+    /// operator configured (`--header Authorization: ...`), and their values are kept out of
+    /// what spoold stores (`SecretRedaction`).
+    public static let credentialNames: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token",
+    ]
+
+    public static func isCredential(_ name: String) -> Bool { credentialNames.contains(name.lowercased()) }
+
+    /// The headers of one request, by precedence: the operator's (`--header`); the item's own
+    /// (its sidecar, `enqueue --header`) over them, except a credential the operator gave; the
+    /// operator's secrets (`--header-file`, `--header-env`) over everything. A producer can add
+    /// headers, never speak for the operator's credentials.
+    public static func request(
+        operator configured: [String: String], item: [String: String], secrets: [String: String]
+    ) -> [String: String] {
+        let kept = Set(configured.keys.filter(isCredential).map { $0.lowercased() })
+        var merged = configured
+        for (name, value) in item where !kept.contains(name.lowercased()) { set(name, value, in: &merged) }
+        for (name, value) in secrets { set(name, value, in: &merged) }
+        return merged
+    }
+}

@@ -3,8 +3,9 @@ import SpoolStore
 import SpoolSystem
 
 /// Sidecars (`incoming/<name>.meta.json`): a producer's settings for its file, untrusted like
-/// the file. Its header values pass `HeaderRule`, and with an s3:// URL its headers are only
-/// those a producer may decide (`S3ItemHeaderRule`). A sidecar that fails any of these sends its item to failed/
+/// the file. One is taken only from the file's owner (or root, or the user spoold runs as), its
+/// header values pass `HeaderRule`, and with an s3:// URL its headers are only those a producer
+/// may decide (`S3ItemHeaderRule`). A sidecar that fails any of these sends its item to failed/
 /// with the reason, unsent: nothing goes out with settings its owner did not give.
 extension Engine {
     /// A sidecar read from incoming/: its name there, its bytes, its owner.
@@ -23,6 +24,10 @@ extension Engine {
 
     /// Applies `sidecar` to the metadata of incoming/`name`, or throws why the item goes to failed/.
     func apply(_ sidecar: SidecarFile, of name: String, to metadata: inout ItemMetadata) throws {
+        let fileOwner = try spool.incomingStatus(name).owner
+        if let refusal = SidecarOwnerRule.refusal(sidecar: sidecar.owner, file: fileOwner, daemon: Spool.effectiveUser) {
+            throw MetadataError(refusal)
+        }
         let parsed = try Sidecar.parse(sidecar.bytes)
         if let refusal = itemHeaderRefusal(parsed.headers) { throw MetadataError("sidecar \(refusal)") }
         if let type = parsed.contentType { metadata.contentType = type }

@@ -135,8 +135,8 @@ extension Engine {
             events.post(id, .refused("not sent: \(refusal)"))
             return
         }
-        let headers = HeaderFields.merging(
-            HeaderFields.merging(configuration.headers, metadata.headers), configuration.credentialHeaders)
+        let headers = HeaderFields.request(
+            operator: configuration.headers, item: metadata.headers, secrets: configuration.credentialHeaders)
         var request = UploadRequest(
             id: id, attempt: attempt,
             url: metadata.url ?? configuration.url.url(

@@ -17,7 +17,8 @@ public struct EngineConfiguration: Sendable {
     public var exitWhenIdle: Bool
     /// `drain --max-time`: after this long, take no new work and end (see `stopGraceSeconds`).
     public var maximumRunSeconds: Double?
-    /// Headers sent with every request (`--header`); an item's own headers win.
+    /// Headers sent with every request (`--header`); an item's own headers win, except over a
+    /// credential (`HeaderFields.request`).
     public var headers: [String: String]
     /// A full rescan of incoming/ and pending/ this often, in case an event was missed.
     public var rescanSeconds: Double

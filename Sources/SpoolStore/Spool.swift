@@ -223,7 +223,7 @@ public final class Spool {
     public var spareJSONLimit = 256
 
     /// `geteuid()`, asked once: the owner of the files this process makes.
-    private static let effectiveUser = geteuid()
+    public static let effectiveUser = geteuid()
 
     /// Spare jsons ready for reuse: the engine takes in about this many files without creating one.
     public var spareJSONCount: Int { spareJSONs.count }

@@ -113,3 +113,46 @@ final class ProducerTrustTests: XCTestCase {
         XCTAssertTrue(type.stderr.contains("invalid --content-type: the value contains the control character 0x1"), type.stderr)
     }
 }
+
+extension ProducerTrustTests {
+    /// A sidecar planted by uid 1234 beside uid 1235's file sent the victim's data with the
+    /// attacker's `Authorization` (it even replaced the operator's `--header Authorization`). A
+    /// sidecar is now taken only from the file's owner (or root); and even the owner's own sidecar
+    /// never replaces a credential header the operator configured.
+    func testAnotherUsersSidecar_isNotTaken_andNoSidecarReplacesTheOperatorsCredential() throws {
+        let (attacker, victim) = (1234, 1235)
+        try OtherUser.require(attacker)
+        let receiver = UploadReceiver(script: .always(201))
+        try receiver.start()
+        defer { receiver.stop() }
+        let spool = try TestSpool(self)
+        // A shared incoming/, as for several producers: anyone may create files, only their owner
+        // may rename or remove them.
+        XCTAssertEqual(chmod(spool.incoming, 0o1777), 0)
+        let incoming = spool.incoming
+        XCTAssertEqual(try OtherUser.run(attacker, #"printf '{"headers":{"Authorization":"Bearer attacker"},"url":"http://127.0.0.1:9/loot"}' > "$1/report.pdf.meta.json""#, arguments: [incoming]), 0)
+        XCTAssertEqual(try OtherUser.run(victim, #"printf 'victim data' > "$1/.report.tmp" && mv "$1/.report.tmp" "$1/report.pdf""#, arguments: [incoming]), 0)
+        // The victim's own sidecar is taken, but its Authorization does not replace the operator's.
+        XCTAssertEqual(try OtherUser.run(victim, #"printf '{"headers":{"X-Camera":"7","Authorization":"Bearer mine"}}' > "$1/own.pdf.meta.json" && printf own > "$1/.own.tmp" && mv "$1/.own.tmp" "$1/own.pdf""#, arguments: [incoming]), 0)
+        // Root's sidecar may speak for anyone's file.
+        try Data(#"{"headers":{"X-Camera":"8"}}"#.utf8).write(to: URL(fileURLWithPath: incoming + "/rooted.pdf.meta.json"))
+        XCTAssertEqual(try OtherUser.run(victim, #"printf rooted > "$1/.rooted.tmp" && mv "$1/.rooted.tmp" "$1/rooted.pdf""#, arguments: [incoming]), 0)
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--allow-url", "http://127.0.0.1:9/",
+             "--header", "Authorization: Bearer operator"])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        let byTarget = Dictionary(uniqueKeysWithValues: receiver.requests.map { ($0.target, $0) })
+        XCTAssertEqual(byTarget.keys.sorted(), ["/up/own.pdf", "/up/rooted.pdf"], "the victim's report was not sent anywhere")
+        XCTAssertEqual(byTarget["/up/own.pdf"]?.header("X-Camera"), "7")
+        XCTAssertEqual(byTarget["/up/own.pdf"]?.header("Authorization"), "Bearer operator", "the operator's credential stands")
+        XCTAssertEqual(byTarget["/up/rooted.pdf"]?.header("X-Camera"), "8")
+        XCTAssertFalse(receiver.requests.contains { $0.body == Array("victim data".utf8) })
+        let reasons = try failureReasons(spool)
+        XCTAssertEqual(reasons, [
+            "sidecar incoming/report.pdf.meta.json: sidecar belongs to uid \(attacker), the file to uid \(victim): a sidecar is "
+                + "taken only from the file's owner (or root, or the user spoold runs as); the file was not sent",
+        ])
+    }
+}
