@@ -305,19 +305,27 @@ public final class Engine {
     var isIdle: Bool { items.isEmpty && uploads.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty }
 
     /// Milliseconds until something is due: the next pending item, the next probe, the next
-    /// settle check or the periodic rescan. Never busy-polls.
+    /// settle check or the periodic rescan. Never busy-polls: a wake-up "now" is only for work
+    /// the next step can do, so a daemon that cannot make progress (the spool full, the endpoint
+    /// down, every item waiting for its retry) sleeps until an event or a deadline.
     func pollTimeout(now: Timestamp) -> Int32 {
         var wake = nextRescan
         if let settle = nextSettleCheck { wake = min(wake, settle) }
         if let runDeadline { wake = min(wake, runDeadline) }
-        // A paused intake's next try (at once after an upload freed space); announced files left
-        // over by a batch limit are taken in the next round, or, while taken in step with the
-        // uploads, when the next upload ends.
-        if intake.pausedSince != nil { wake = min(wake, intake.nextTry ?? now) }
-        else if !incomingAnnounced.isEmpty && !intakeFollowsUploads { wake = now }
+        // A paused intake's next try (at once after an upload freed space, if files wait);
+        // announced files left over by a batch limit are taken in the next round, or, while
+        // taken in step with the uploads, when the next upload ends. Files the size gate holds
+        // wait for an upload's end or an item leaving the queue (an event, or this round's
+        // doing, which `holdsIntake` sees).
+        if intake.pausedSince != nil {
+            if let next = intake.nextTry { wake = min(wake, next) } else if !incomingAnnounced.isEmpty { wake = now }
+        } else if !incomingAnnounced.isEmpty && !intakeFollowsUploads && !(sizeGate?.holdsIntake(self) ?? false) {
+            wake = now
+        }
         if endpoint.outage != nil {
-            // While a probe is out, its completion wakes us; don't spin on a past probe time.
-            if let probe = endpoint.nextProbe { wake = min(wake, probe) }
+            // While a probe is out, its completion wakes us. A probe is an upload of a due item:
+            // it waits for the probe time and for the first item's retry time, whichever is later.
+            if let probe = endpoint.nextProbe, let next = due.first { wake = min(wake, max(probe, next.notBefore)) }
         } else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
         if let durable = nextDirectDurable { wake = min(wake, durable) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch

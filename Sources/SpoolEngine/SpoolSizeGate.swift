@@ -42,6 +42,15 @@ public final class SpoolSizeGate: EngineObserver {
         return true
     }
 
+    /// Whether files waiting in incoming/ cannot join the queue now: it is at the limit and no
+    /// pending item may be dropped to make room (`block`, or all of them in flight). They are
+    /// looked at again when that changes: an upload ends (its completion wakes the engine) or
+    /// an item leaves the queue.
+    func holdsIntake(_ engine: Engine) -> Bool {
+        guard !limit.admits(queued: queue.total) else { return false }
+        return limit.whenFull == .block || engine.items.count <= engine.uploads.count
+    }
+
     /// An admitted file joined the queue at once (a direct upload): its bytes are in `queue` now,
     /// no longer reserved.
     func joinedQueue(bytes: Int64) { reserved = max(0, reserved - bytes) }
