@@ -108,6 +108,9 @@ struct DaemonCommand {
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
                            defaultDescription: "2"),
+                OptionSpec("max-watches", valueName: "N",
+                           help: "Most inotify watches on incoming/ and its subfolders (each is kernel memory from the user's fs.inotify.max_user_watches); files in folders past it are found by the rescan every 60 s, said once in the log.",
+                           defaultDescription: "\(EngineConfiguration.defaultMaximumWatches)"),
                 OptionSpec("recycle-above", valueName: "MIB",
                            help: "Re-execute spoold (same pid, lock held; uploads in flight finish first) once its resident memory has grown MIB MiB above its level after its first \(RecycleTrigger.defaultWarmUpRequests) requests, to give back what URLSession keeps; 0 never. See README 'Long runs: recycling'.",
                            defaultDescription: "\(DaemonCommand.defaultRecycleAboveMiB)"),
@@ -232,6 +235,7 @@ struct DaemonCommand {
             }
         }
         configuration.directUploads = !arguments.flag("no-direct")
+        configuration.maximumWatches = try arguments.int("max-watches", range: 1...1_000_000) ?? EngineConfiguration.defaultMaximumWatches
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60

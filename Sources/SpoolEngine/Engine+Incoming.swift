@@ -143,11 +143,24 @@ extension Engine {
     }
 
     /// Watches a folder of incoming/ (watching it again, at a rescan, returns the same watch and
-    /// refreshes its path). When the kernel's limit on watches is reached, says so once: files in
-    /// folders not watched are still found by the periodic rescan.
+    /// refreshes its path). Past `--max-watches` watches, or when the kernel's limit on watches is
+    /// reached, says so once: files in folders not watched are still found by the periodic rescan.
     private func watchFolder(_ path: String, _ fd: FileDescriptor) {
         do {
             let wd = try events.watch(fd, label: "\(spool.path)/incoming/\(path)", mask: InotifyWatcher.incomingFolder)
+            if incomingFolders[wd] == nil && incomingFolders.count >= configuration.maximumWatches {
+                // A new watch past the cap (one already held came back as itself): given back.
+                events.unwatch(wd)
+                if !reportedWatchCap {
+                    reportedWatchCap = true
+                    log.warning("""
+                        incoming/ has more folders than --max-watches \(configuration.maximumWatches): incoming/\(path) and \
+                        any others past it are not watched; files in them are found by the rescan every \
+                        \(formatSeconds(configuration.rescanSeconds)) (raise --max-watches, or remove old folders)
+                        """)
+                }
+                return
+            }
             incomingFolders[wd] = path
         } catch let error as SystemError {
             guard !reportedWatchLimit else { return }

@@ -84,6 +84,8 @@ public final class Engine {
     var directUnsupported = false
     /// A folder could not be watched (the inotify watch limit): said once.
     var reportedWatchLimit = false
+    /// incoming/ has more folders than `--max-watches`: said once.
+    var reportedWatchCap = false
     /// An event said incoming/ itself went away or a new one appeared: checked after the batch.
     var incomingMayBeReplaced = false
     var pendingWatch: Int32 = -1

@@ -22,6 +22,11 @@ public struct EngineConfiguration: Sendable {
     public var headers: [String: String]
     /// A full rescan of incoming/ and pending/ this often, in case an event was missed.
     public var rescanSeconds: Double
+    /// `--max-watches`: most inotify watches on incoming/ and its subfolders. Each takes kernel
+    /// memory from the user's `fs.inotify.max_user_watches` budget (as root, every root
+    /// process's); files in folders past it are found by the rescan.
+    public var maximumWatches = EngineConfiguration.defaultMaximumWatches
+    public static let defaultMaximumWatches = 1024
     /// Longest wait between probes while the endpoint is unreachable.
     public var maximumProbeSeconds: Double
     /// `--form FIELD`: send `multipart/form-data` with the blob as file part FIELD.

@@ -285,3 +285,39 @@ final class IncomingOddNameTests: XCTestCase {
         XCTAssertEqual(spool.files(in: "incoming/cam"), [])
     }
 }
+
+extension IncomingFolderTests {
+    /// The inotify watches a daemon holds (`/proc/PID/fdinfo` of its inotify descriptors).
+    static func inotifyWatches(of pid: pid_t) -> Int {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return fds.reduce(0) { count, fd in
+            guard (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")) == "anon_inode:inotify",
+                  let info = try? String(contentsOfFile: "/proc/\(pid)/fdinfo/\(fd)", encoding: .utf8)
+            else { return count }
+            return count + info.split(separator: "\n").filter { $0.hasPrefix("inotify ") }.count
+        }
+    }
+
+    /// One watch per subfolder, uncapped, took 3,035 watches from the user's shared budget for
+    /// 3,000 folders. `--max-watches` caps them (incoming/ included; the spool root and pending/
+    /// are two more), says so once, and files in folders past it are still taken by scans.
+    func testRun_moreFoldersThanMaxWatches_capsTheWatches_saysSoOnce_filesStillTaken() throws {
+        let receiver = try startReceiver()
+        let spool = try TestSpool(self)
+        for i in 0..<40 { try place(spool, "d\(i)/f.txt", [UInt8(i)]) }
+        let daemon = try SpooldProcess(
+            ["run", "--spool", spool.path, "--url", receiver.baseURL + "/in/", "--settle", "0", "--max-watches", "10"])
+        addTeardownBlock { daemon.signal(SIGKILL) }
+
+        XCTAssertTrue(receiver.waitForRequests(count: 40, timeout: 30), daemon.readErr())
+        XCTAssertEqual(IncomingFolderTests.inotifyWatches(of: daemon.process.processIdentifier), 12)
+        // A file in a watched folder is still announced at once.
+        try spool.drop("late.txt", [1])
+        XCTAssertTrue(receiver.waitForRequests(count: 41, timeout: 30), daemon.readErr())
+        daemon.signal(SIGTERM)
+        let result = try daemon.wait(timeout: 30)
+        XCTAssertEqual(result.exitCode, 0)
+        XCTAssertEqual(result.stderr.occurrences(of: "more folders than --max-watches 10"), 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("found by the rescan every 60 s"), result.stderr)
+    }
+}
