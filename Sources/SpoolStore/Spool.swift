@@ -463,6 +463,16 @@ public final class Spool {
                     try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
                                   in: FileDescriptor(rawValue: AT_FDCWD))
                 }
+            } catch let error as SystemError where error.code == EXDEV && p.blob.kind.isRename {
+                // Another mount of the same file system inside incoming/ (a bind mount keeps the
+                // device number, so `prepareBlob` saw one file system): copied instead, as from
+                // another file system, and the source removed once the item is durable.
+                if let refusal = try copyInsteadOfRenaming(p.blob, as: blobName, into: folder) {
+                    try? removeFile(json, in: .tmp)
+                    results[order[n]] = .rejected("\(p.item.source.label) \(refusal)")
+                    continue
+                }
+                sourcesToUnlink.append(source(of: p.blob))
             } catch let error as SystemError where error.isNotFound && p.blob.kind.isRename {
                 // Its producer removed or renamed the source since it was synced: a lost race,
                 // not a failure of the batch. Its add record names files that never arrive,
@@ -734,6 +744,49 @@ public final class Spool {
         var unlinkAfterCommit: Unlink?
         /// The subfolder of incoming/ holding the source (nil: incoming/ itself), open for the add.
         var incomingSubfolder: FileDescriptor?
+        /// The source's inode when it was prepared: a file renamed in under its name since is not it.
+        var inode: UInt64 = 0
+
+    }
+
+    /// A rename's source, to remove once it was copied instead (`copyInsteadOfRenaming`).
+    private func source(of blob: PreparedBlob) -> PreparedBlob.Unlink {
+        switch blob.kind {
+        case .renameFromIncoming(let name): .incoming(folder: blob.incomingSubfolder ?? descriptor(.incoming), name: name)
+        case .renameFromPath(let path): .path(path)
+        case .staged: preconditionFailure("a staged blob has no source to rename")
+        }
+    }
+
+    /// Copies a rename's source into `folder` as `blob` instead (through tmp/, synced), when the
+    /// rename failed with EXDEV. Returns why the file was not taken after all (it was replaced or
+    /// changed since it was prepared), or nil once the copy is in place.
+    private func copyInsteadOfRenaming(_ blob: PreparedBlob, as name: String, into folder: SpoolFolder) throws -> String? {
+        let fd: FileDescriptor
+        do {
+            switch blob.kind {
+            case .renameFromIncoming(let leaf):
+                fd = try fs.open(leaf, relativeTo: blob.incomingSubfolder ?? descriptor(.incoming), flags: [.readOnly, .nonBlocking], mode: 0)
+            case .renameFromPath(let path):
+                fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0)
+            case .staged:
+                preconditionFailure("a staged blob is renamed from tmp/")
+            }
+        } catch let error as SystemError where error.isNotFound {
+            return "vanished before it was taken; left to whoever moved it"
+        }
+        defer { fs.close(fd) }
+        let status = try fs.status(of: fd)
+        guard status.type == .regular, status.inode == blob.inode, status.size == blob.size else {
+            return "was replaced or changed while it was taken; left alone"
+        }
+        let copied = try copyToTmp(from: fd, as: name, sync: true)
+        guard copied == blob.size else {
+            try? removeFile(name, in: .tmp)
+            return "changed size while it was copied; left alone"
+        }
+        try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
+        return nil
     }
 
     /// Opens the source safely (no links followed in incoming/ or its subfolders, never blocking
@@ -793,10 +846,10 @@ public final class Spool {
         switch item.source {
         case .incoming where sameFileSystem && status.linkCount == 1:
             if sync { try fs.sync(fd, label: label) }
-            return PreparedBlob(kind: .renameFromIncoming(incoming!.name), size: status.size)
+            return PreparedBlob(kind: .renameFromIncoming(incoming!.name), size: status.size, inode: status.inode)
         case .external(let path, true) where sameFileSystem && status.linkCount == 1:
             if sync { try fs.sync(fd, label: label) }
-            return PreparedBlob(kind: .renameFromPath(path), size: status.size)
+            return PreparedBlob(kind: .renameFromPath(path), size: status.size, inode: status.inode)
         default:
             let size = try copyToTmp(from: fd, as: ItemFileName(id: item.id, attempt: 0, kind: .blob).description, sync: sync)
             var blob = PreparedBlob(kind: .staged, size: size)
