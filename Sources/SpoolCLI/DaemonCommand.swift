@@ -118,6 +118,7 @@ struct DaemonCommand {
                            help: "Re-execute spoold after N requests at the latest, whatever its memory; 0 never.",
                            defaultDescription: "\(DaemonCommand.defaultRecycleAfterRequests)"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
+                .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See README 'Security model'."),
                 .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See README 'Direct uploads'."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
                            help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
@@ -165,6 +166,8 @@ struct DaemonCommand {
     var curl: CurlOptions?
     /// `--limit-rate`: body bytes per second for the whole daemon, whichever the transport.
     var limitRate: Int64?
+    /// `--allow-hardlinks`: files in incoming/ with more than one link are taken (copied).
+    var allowHardLinks: Bool
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
@@ -235,6 +238,7 @@ struct DaemonCommand {
             }
         }
         configuration.directUploads = !arguments.flag("no-direct")
+        allowHardLinks = arguments.flag("allow-hardlinks")
         configuration.maximumWatches = try arguments.int("max-watches", range: 1...1_000_000) ?? EngineConfiguration.defaultMaximumWatches
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
@@ -340,6 +344,7 @@ struct DaemonCommand {
         if progress { log.linePrefix = DrainProgress.redrawPrefix }
         var handoff = context.environment[RecycleHandoff.variable].flatMap(RecycleHandoff.init(parsing:))
         let spool = try Spool(path: spoolPath)
+        spool.takesHardLinkedFiles = allowHardLinks
         let lock = try SpoolLock(spool: spool, inherited: handoff.map { FileDescriptor(rawValue: $0.lockDescriptor) })
         // Markers left by a daemon that died mid-outage (or full) say nothing about now.
         OutageMarker.remove(in: spool)

@@ -113,10 +113,12 @@ public final class Engine {
         var permissions: UInt32
         var size: Int64
         var modifiedMilliseconds: Int64
+        /// A hard-linked file refused whose other names went: taken once it has one.
+        var linkCount: Int
 
         init(_ status: FileStatus) {
             (inode, owner, permissions) = (status.inode, status.owner, status.permissions)
-            (size, modifiedMilliseconds) = (status.size, status.modifiedMilliseconds)
+            (size, modifiedMilliseconds, linkCount) = (status.size, status.modifiedMilliseconds, status.linkCount)
         }
     }
 

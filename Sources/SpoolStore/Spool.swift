@@ -35,6 +35,12 @@ public final class Spool {
     /// the daemon (and `check --repair`), whose outcomes free space; false for `retry` and
     /// `purge`, which must not spend the room kept for the daemon.
     public var mayReleaseReserve = true
+    /// Whether a file in incoming/ with more than one hard link is taken (copied: its other
+    /// names could still change it) or refused and left alone (`--allow-hardlinks`). Where
+    /// `fs.protected_hardlinks` is 0, anyone may link any file they can see into incoming/, and
+    /// spoold (root, or its own user) would upload a file its producer could not read; a file
+    /// its producer wrote or renamed in has one link.
+    public var takesHardLinkedFiles = false
     private var holdsStagingExclusively = false
     /// Jsons of uploaded items, renamed into tmp/ (`spare.N`) instead of unlinked, to be
     /// overwritten by the next json staged: a rename and an overwrite instead of an unlink and a
@@ -843,6 +849,12 @@ public final class Spool {
             throw ItemRejection(reason: "\(label) is not a regular file (\(status.type)); left alone")
         }
         let sameFileSystem = status.device == device
+        if case .incoming = item.source, status.linkCount > 1, !takesHardLinkedFiles {
+            throw ItemRejection(reason: """
+                \(label) has \(status.linkCount) hard links: a file linked into incoming/ may be anyone's, not its producer's; \
+                left alone (--allow-hardlinks takes such files)
+                """)
+        }
         switch item.source {
         case .incoming where sameFileSystem && status.linkCount == 1:
             if sync { try fs.sync(fd, label: label) }

@@ -156,3 +156,38 @@ extension ProducerTrustTests {
         ])
     }
 }
+
+extension ProducerTrustTests {
+    /// spoold (root here) took a file hard-linked into incoming/ and uploaded it: where
+    /// `fs.protected_hardlinks` is 0 (this machine has 1, so the test makes the link itself, as
+    /// root, standing in for such a user), any user could so send any file on that file system.
+    /// A file with more than one link is refused, said once and left alone, unless
+    /// `--allow-hardlinks`.
+    func testHardLinkedFile_isRefusedAndLeftAlone_unlessAllowed() throws {
+        let receiver = UploadReceiver(script: .always(201))
+        try receiver.start()
+        defer { receiver.stop() }
+        let spool = try TestSpool(self)
+        let secret = spool.root + "/secret.txt"
+        try write("another user's secret", to: secret)
+        if geteuid() == 0 { XCTAssertEqual(chown(secret, 1235, 1235), 0) }
+        XCTAssertEqual(chmod(secret, 0o600), 0)
+        XCTAssertEqual(link(secret, spool.incoming + "/linked.txt"), 0)
+        try spool.drop("plain.txt", Array("plain".utf8))
+        let arguments = ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"]
+
+        let refused = try SpooldProcess.run(arguments)
+
+        XCTAssertEqual(refused.exitCode, 0, refused.stderr)
+        XCTAssertEqual(receiver.requests.map(\.target), ["/up/plain.txt"])
+        XCTAssertEqual(refused.stderr.occurrences(of: "incoming/linked.txt has 2 hard links"), 1, refused.stderr)
+        XCTAssertEqual(spool.files(in: "incoming"), ["linked.txt"], "left alone")
+
+        let allowed = try SpooldProcess.run(arguments + ["--allow-hardlinks"])
+
+        XCTAssertEqual(allowed.exitCode, 0, allowed.stderr)
+        XCTAssertEqual(receiver.requests.map(\.target), ["/up/plain.txt", "/up/linked.txt"])
+        XCTAssertEqual(spool.files(in: "incoming"), [], "copied, its incoming name removed")
+        XCTAssertEqual(try String(contentsOfFile: secret, encoding: .utf8), "another user's secret", "the other link is untouched")
+    }
+}

@@ -14,7 +14,9 @@ final class IntakeNoRoomTests: EngineTestCase {
         try drop("b-small.bin")
         // Every write of the big file's copy into tmp/ finds the disk full.
         for _ in 0..<20 { fs.failCall(.write, errno: ENOSPC) { $0.directory == "tmp" && $0.name.contains("a-big") } }
-        let embedded = try start(configuration(settle: 0))
+        let spool = try temp.open(fs: fs)
+        spool.takesHardLinkedFiles = true  // `--allow-hardlinks`
+        let embedded = try EmbeddedEngine(spool: spool, configuration: configuration(settle: 0), clock: clock)
         embedded.transport.autoAnswer = .status(201)
         try embedded.advanceTime(by: 0)
         XCTAssertEqual(embedded.transport.started.count, 0, "the batch of both failed: intake paused")

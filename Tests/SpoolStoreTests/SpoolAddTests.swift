@@ -112,8 +112,22 @@ final class SpoolAddTests: StoreTestCase {
         XCTAssertEqual(Array(try Data(contentsOf: URL(fileURLWithPath: secret))), Array("secret".utf8))
     }
 
-    func testHardLinkedFile_isCopiedNotRenamed() throws {
+    func testHardLinkedFile_isRefusedByDefault_leftAlone() throws {
         let spool = try temp.open()
+        let source = try temp.write([1, 2, 3], to: "shared", in: .incoming)
+        XCTAssertEqual(link(source, temp.directory + "/other-link"), 0)
+        let results = try spool.add([items.incoming("shared")])
+        guard case .rejected(let reason) = results.first else { return XCTFail("\(results)") }
+        XCTAssertTrue(reason.contains("incoming/shared has 2 hard links"), reason)
+        XCTAssertTrue(reason.contains("--allow-hardlinks"), reason)
+        XCTAssertEqual(temp.names(in: .incoming), ["shared"], "left where it was")
+        XCTAssertEqual(temp.names(in: .pending), [])
+        XCTAssertEqual(temp.names(in: .tmp), [])
+    }
+
+    func testHardLinkedFile_allowed_isCopiedNotRenamed() throws {
+        let spool = try temp.open()
+        spool.takesHardLinkedFiles = true
         let content = bytes(10_000, seed: 11)
         let source = try temp.write(content, to: "shared", in: .incoming)
         let otherLink = temp.directory + "/other-link"

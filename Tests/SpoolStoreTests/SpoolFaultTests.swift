@@ -22,6 +22,7 @@ final class SpoolFaultTests: StoreTestCase {
         if copy { XCTAssertEqual(link(temp.path(.incoming, "data.bin"), temp.directory + "/second-link"), 0) }
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)
+        spool.takesHardLinkedFiles = copy
         let item = items.incoming("data.bin")
         fs.failCall(operation, errno: code, where: match)
         XCTAssertThrowsError(try spool.add([item]), file: file, line: line) { error in

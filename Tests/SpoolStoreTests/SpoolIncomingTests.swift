@@ -31,7 +31,9 @@ final class SpoolIncomingTests: StoreTestCase {
         try makeFolder("a")
         let source = try temp.write([4, 5], to: "a/linked.bin", in: .incoming)
         XCTAssertEqual(link(source, temp.directory + "/other-name"), 0)
-        let results = try temp.open().add([items.incoming("a/linked.bin")])
+        let spool = try temp.open()
+        spool.takesHardLinkedFiles = true
+        let results = try spool.add([items.incoming("a/linked.bin")])
         guard case .added(let id) = results.first else { return XCTFail("\(results)") }
         XCTAssertEqual(try temp.read(.pending, "\(id).a0.blob"), [4, 5])
         XCTAssertNil(TemporarySpool.inode(of: source))
