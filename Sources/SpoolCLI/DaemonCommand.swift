@@ -230,6 +230,9 @@ struct DaemonCommand {
                 maximumRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? DaemonCommand.defaultRecycleAfterRequests,
                 growthLimitKiB: (try arguments.int("recycle-above", range: 0...1_000_000) ?? DaemonCommand.defaultRecycleAboveMiB) * 1024))
         configuration.multipartThreshold = s3?.partSize
+        configuration.secrets = SecretRedaction(
+            SecretRedaction.values(of: configuration.credentialHeaders, all: true) + SecretRedaction.values(of: configuration.headers)
+                + [s3?.credentials.secretAccessKey, s3?.credentials.sessionToken].compactMap { $0 })
         configuration.s3ItemHeaders = s3?.itemHeaders
         if s3 != nil {
             // The operator's own headers are theirs to choose, except one that copies an object.

@@ -175,7 +175,10 @@ extension Engine {
                 round.spoolFailure = round.spoolFailure ?? (completion.id, reason)
                 continue
             }
-            let outcome = configuration.outcomeRules.judge(completion.outcome)
+            // What the history, the log and the hooks get holds no configured secret, even when
+            // the answer echoed the request.
+            let outcome = configuration.secrets.adding(SecretRedaction.values(of: upload.metadata.headers))
+                .redact(configuration.outcomeRules.judge(completion.outcome))
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             let action: ItemLifecycle.Action

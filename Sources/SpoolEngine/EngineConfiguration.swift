@@ -36,6 +36,11 @@ public struct EngineConfiguration: Sendable {
     /// Secrets from `--header-file` and `--header-env`: sent with every request (they win over an
     /// item's own headers), never stored in a json, the index or the log.
     public var credentialHeaders: [String: String]
+    /// The secret values spoold was given (`credentialHeaders`, credential headers among
+    /// `headers`, the S3 secret key and session token): redacted from every answer excerpt and
+    /// error text before it is stored or logged. An item's own credential headers are added
+    /// per item.
+    public var secrets = SecretRedaction()
     /// `--retry-on`, `--final-on`: how the endpoint's answers are classed beyond the defaults.
     public var outcomeRules: OutcomeRules
     /// `--content-digest sha-256`: an RFC 9530 `Content-Digest` header over the body sent.

@@ -1,0 +1,32 @@
+import SpoolCore
+import XCTest
+
+final class SecretRedactionTests: XCTestCase {
+    func testValuesTokensAndCutEnds_areRedacted_shortValuesKept() {
+        let redaction = SecretRedaction(["Bearer abc123xyz", "s3cret-key/K7", "abc"])
+        XCTAssertEqual(redaction.redact("auth=Bearer abc123xyz!"), "auth=REDACTED!")
+        XCTAssertEqual(redaction.redact("token abc123xyz, key s3cret-key/K7"), "token REDACTED, key REDACTED")
+        XCTAssertEqual(redaction.redact("... Bearer abc1"), "... REDACTED", "a secret cut short by the excerpt's end")
+        XCTAssertEqual(redaction.redact("abc is short and ordinary"), "abc is short and ordinary")
+        XCTAssertEqual(redaction.redact("nothing here"), "nothing here")
+        XCTAssertEqual(SecretRedaction().redact("Bearer abc123xyz"), "Bearer abc123xyz")
+    }
+
+    func testCredentialValues_ofHeaders() {
+        let headers = ["Authorization": "Bearer t0ken-value", "X-Camera": "camera-7", "cookie": "session=abcdef"]
+        XCTAssertEqual(Set(SecretRedaction.values(of: headers)), ["Bearer t0ken-value", "session=abcdef"])
+        XCTAssertEqual(SecretRedaction.values(of: headers, all: true).count, 3)
+    }
+
+    func testOutcome_everyTextRedacted_classKept() {
+        var outcome = UploadOutcome.status(400, excerpt: "you sent Bearer t0ken-value")
+        outcome.ruleFailure = "t0ken-value"
+        let redacted = SecretRedaction(["Bearer t0ken-value"]).redact(outcome)
+        XCTAssertEqual(redacted.responseExcerpt, "you sent REDACTED")
+        XCTAssertEqual(redacted.ruleFailure, "REDACTED")
+        XCTAssertEqual(redacted.class, outcome.class)
+        let refused = SecretRedaction(["Bearer t0ken-value"]).redact(.refused("server said t0ken-value"))
+        XCTAssertEqual(refused.refusal, "server said REDACTED")
+        XCTAssertEqual(SecretRedaction(["Bearer t0ken-value"]).redact(.network("t0ken-value")).networkError, "REDACTED")
+    }
+}
