@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/signalfd.h>
@@ -22,6 +23,8 @@
 int spoold_syncfs(int fd) { return syncfs(fd); }
 
 int spoold_malloc_trim(void) { return malloc_trim(0); }
+
+int spoold_forbid_core_dumps(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 
 int spoold_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     if (renameat2(olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE) == 0) return 0;

@@ -169,6 +169,12 @@ struct DaemonCommand {
     /// `--allow-hardlinks`: files in incoming/ with more than one link are taken (copied).
     var allowHardLinks: Bool
 
+    /// Whether this process holds a secret (`--header-file`, `--header-env`, a credential given
+    /// with `--header`, S3 credentials): then it makes itself not dumpable.
+    var holdsSecrets: Bool {
+        !configuration.credentialHeaders.isEmpty || s3 != nil || configuration.headers.keys.contains(where: HeaderFields.isCredential)
+    }
+
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
         let command = drain ? "drain" : "run"
         self.drain = drain
@@ -345,6 +351,10 @@ struct DaemonCommand {
         var log = context.log
         if verbose { log.minimumLevel = .debug }
         if progress { log.linePrefix = DrainProgress.redrawPrefix }
+        // The secrets were read by `init`: from here on, no core dump and no /proc/PID/ for others.
+        if holdsSecrets {
+            do { try ProcessImage.forbidCoreDumps() } catch { log.warning("cannot turn core dumps off (they would hold the secrets): \(error)") }
+        }
         var handoff = context.environment[RecycleHandoff.variable].flatMap(RecycleHandoff.init(parsing:))
         let spool = try Spool(path: spoolPath)
         spool.takesHardLinkedFiles = allowHardLinks

@@ -34,6 +34,14 @@ public enum ProcessImage {
         return residentKilobytes()
     }
 
+    /// Makes this process not dumpable (`prctl(PR_SET_DUMPABLE, 0)`): a crash or SIGQUIT writes no
+    /// core, which would hold the secrets in memory, and other processes of the same user can no
+    /// longer ptrace it or read its /proc/PID/ (environ, mem). An exec (a recycle) makes the new
+    /// image dumpable again: it calls this once its secrets are loaded.
+    public static func forbidCoreDumps() throws {
+        guard spoold_forbid_core_dumps() == 0 else { throw SystemError("prctl(PR_SET_DUMPABLE)", path: "", code: errno) }
+    }
+
     /// Sets or clears FD_CLOEXEC on one descriptor (`fcntl(2)`).
     public static func setCloseOnExec(_ fd: Int32, _ on: Bool) throws {
         let flags = fcntl(fd, F_GETFD)

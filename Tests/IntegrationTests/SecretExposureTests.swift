@@ -54,4 +54,41 @@ final class SecretExposureTests: XCTestCase {
         XCTAssertFalse(shown.contains("file-secret"), shown)
         XCTAssertFalse(result.stderr.contains("file-secret") || result.stderr.contains("item-key"), result.stderr)
     }
+
+    /// A SIGQUIT core held the `--header-file` value. A daemon holding secrets makes itself not
+    /// dumpable once it has read them (no core; its /proc/PID/ then belongs to root, so another
+    /// process of the same user cannot read its environment or memory), again after a recycle
+    /// (an exec makes the new image dumpable). Seen from outside: run as uid 1235, its
+    /// /proc/PID/environ is owned by root, and by 1235 for a daemon without secrets.
+    func testDaemonHoldingSecrets_isNotDumpable_alsoAfterARecycle() throws {
+        let uid = 1235
+        try OtherUser.require(uid)
+        let receiver = UploadReceiver(script: .always(201))
+        try receiver.start()
+        defer { receiver.stop() }
+        let spool = try TestSpool(self)
+        let headerFile = spool.root + "/secret-headers"
+        try Data("Authorization: Bearer file-secret-123\n".utf8).write(to: URL(fileURLWithPath: headerFile))
+        for path in [spool.root, spool.path, spool.incoming, headerFile] { XCTAssertEqual(chown(path, uid_t(uid), gid_t(uid)), 0) }
+        let wrapper = [OtherUser.setpriv, "--reuid", String(uid), "--regid", String(uid), "--clear-groups"]
+        func environOwner(_ daemon: SpooldProcess) -> uid_t? {
+            var st = stat()
+            return stat("/proc/\(daemon.process.processIdentifier)/environ", &st) == 0 ? st.st_uid : nil
+        }
+
+        for (secrets, owner) in [([String](), uid_t(uid)), (["--header-file", headerFile, "--recycle-after", "1"], 0)] {
+            let daemon = try SpooldProcess(
+                ["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + secrets, wrapper: wrapper)
+            addTeardownBlock { daemon.signal(SIGKILL) }
+            XCTAssertTrue(waitUntil(timeout: 20) { daemon.readErr().contains("running spool") }, daemon.readErr())
+            XCTAssertEqual(environOwner(daemon), owner, "\(secrets): \(daemon.readErr())")
+            if !secrets.isEmpty {
+                try spool.drop("a.txt", [1])
+                XCTAssertTrue(waitUntil(timeout: 20) { daemon.readErr().contains("running again after recycle 1") }, daemon.readErr())
+                XCTAssertEqual(environOwner(daemon), 0, "the recycled image: \(daemon.readErr())")
+            }
+            daemon.signal(SIGTERM)
+            XCTAssertEqual(try daemon.wait(timeout: 30).exitCode, 0)
+        }
+    }
 }

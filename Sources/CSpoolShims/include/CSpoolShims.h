@@ -25,6 +25,11 @@ int spoold_tcp_bytes_received(int fd, unsigned long long *bytes);
 /// sent, in `*bytes`. Returns 0, or -1 with errno. ioctl is variadic, which Swift cannot call.
 int spoold_tcp_unsent_bytes(int fd, int *bytes);
 
+/// prctl(PR_SET_DUMPABLE, 0): no core dump of this process, and /proc/PID/ readable by root only
+/// (no ptrace, no /proc/PID/environ or mem) for as long as it runs this image. prctl is variadic,
+/// which Swift cannot call. Returns 0, or -1 with errno.
+int spoold_forbid_core_dumps(void);
+
 /// malloc_trim(0): returns the free pages of every malloc arena to the kernel. Declared in
 /// <malloc.h>, which Swift's Glibc module does not include. Returns 1 if memory was released.
 int spoold_malloc_trim(void);
