@@ -72,6 +72,39 @@ final class MetricsTests: XCTestCase {
         XCTAssertEqual(m["spoold_uploads_total{outcome=\"success\"}"], 0)
         XCTAssertGreaterThanOrEqual(m["spoold_oldest_pending_age_seconds"] ?? -1, 0)
     }
+
+    /// `--metrics-file` wrote `PATH.tmp-<pid>` without O_EXCL: another user who can write the
+    /// folder (a shared textfile collector's) planted that file and then owned the published
+    /// metrics file. The scratch file is now made with O_CREAT|O_EXCL|O_NOFOLLOW under a name no
+    /// one can guess: what was planted under the old names is never opened.
+    func testScratchFilesPlantedByAnotherUser_areNeverPublished() throws {
+        let attacker = 1234
+        try OtherUser.require(attacker)
+        let spool = try TestSpool(self)
+        let folder = spool.root + "/collector"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        XCTAssertEqual(chmod(folder, 0o1777), 0)
+        let path = folder + "/spoold.prom"
+        let run = try SpooldProcess(
+            ["run", "--spool", spool.path, "--url", "http://127.0.0.1:9/up/", "--metrics-file", path])
+        addTeardownBlock { run.signal(SIGKILL) }
+        XCTAssertTrue(waitUntil(timeout: 15) { FileManager.default.fileExists(atPath: path) }, run.readErr())
+        // The attacker plants the scratch name of this daemon (a file they own, writable by all)
+        // and a symlink under the pid of the next one.
+        let pid = run.process.processIdentifier
+        XCTAssertEqual(try OtherUser.run(
+            attacker, #"umask 0; printf planted > "$1.tmp-$2" && ln -s /etc/hostname "$1.tmp-$(($2 + 1))""#,
+            arguments: [path, String(pid)]), 0)
+        run.signal(SIGTERM)  // the metrics are written once more at exit
+        XCTAssertEqual(try run.wait(timeout: 20).exitCode, 0)
+
+        var st = stat()
+        XCTAssertEqual(lstat(path, &st), 0)
+        XCTAssertEqual(st.st_uid, geteuid(), "the published file is the daemon's")
+        XCTAssertNotNil(try PromFile(path)["spoold_endpoint_up"])
+        XCTAssertEqual(try String(contentsOfFile: "\(path).tmp-\(pid)", encoding: .utf8), "planted", "left as it was")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-\(pid)-") }, [])
+    }
 }
 
 /// A Prometheus text file read back: samples by `name{labels}` and the declared types.
