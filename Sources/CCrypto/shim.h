@@ -6,5 +6,9 @@
 // 7x spoold's own Swift SHA-256 on the test machine. The headers come from Debian's libssl-dev
 // (`apt-get install libssl-dev`); without them the build stops here.
 #include <openssl/evp.h>
+// PEM certificates, to check a `--cacert` bundle at start the way libcurl's OpenSSL reads it.
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/err.h>
 
 #endif

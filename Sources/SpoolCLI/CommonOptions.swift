@@ -3,6 +3,7 @@ import Glibc
 import SpoolCore
 import SpoolCurlTransport
 import SpoolStore
+import SpoolTransport
 
 /// Options shared by several commands, declared once so their help reads the same everywhere.
 enum CommonOptions {
@@ -44,13 +45,12 @@ enum CommonOptions {
         }
         var options = CurlOptions(http2: !arguments.flag("http1.1"))
         if let file = arguments.value("cacert") {
-            guard access(file, R_OK) == 0 else { throw ArgumentError("--cacert '\(file)' is not a readable file", command: command) }
+            if let problem = TrustedCertificates.fileProblem(file) { throw ArgumentError("--cacert '\(file)' \(problem)", command: command) }
             options.caFile = file
         }
         if let directory = arguments.value("capath") {
-            var status = stat()
-            guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
-                throw ArgumentError("--capath '\(directory)' is not a directory", command: command)
+            if let problem = TrustedCertificates.directoryProblem(directory) {
+                throw ArgumentError("--capath '\(directory)' \(problem)", command: command)
             }
             options.caPath = directory
         }

@@ -169,6 +169,10 @@ struct DaemonCommand {
     /// `--allow-hardlinks`: files in incoming/ with more than one link are taken (copied).
     var allowHardLinks: Bool
 
+    /// Files secrets were read from (`--header-file`, the S3 shared credentials file): warned
+    /// about at start when others may read or change them (`SecretFileRule`).
+    var secretFiles: [String]
+
     /// Whether this process holds a secret (`--header-file`, `--header-env`, a credential given
     /// with `--header`, S3 credentials): then it makes itself not dumpable.
     var holdsSecrets: Bool {
@@ -248,6 +252,7 @@ struct DaemonCommand {
         }
         configuration.directUploads = !arguments.flag("no-direct")
         allowHardLinks = arguments.flag("allow-hardlinks")
+        secretFiles = arguments.values("header-file") + (s3?.credentialsFile.map { [$0.path] } ?? [])
         configuration.maximumWatches = try arguments.int("max-watches", range: 1...1_000_000) ?? EngineConfiguration.defaultMaximumWatches
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
@@ -269,6 +274,15 @@ struct DaemonCommand {
             throw ArgumentError("--progress and --no-progress contradict each other", command: command)
         }
         progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
+    }
+
+    /// `SecretFileRule` for the file at `path` as it opens (a symlink followed), or nil.
+    static func secretFileWarning(_ path: String) -> String? {
+        let fs = PosixFileSystem()
+        guard let fd = try? fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) else { return nil }
+        defer { fs.close(fd) }
+        guard let status = try? fs.status(of: fd) else { return nil }
+        return SecretFileRule.warning(owner: status.owner, permissions: status.permissions, user: geteuid())
     }
 
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
@@ -369,6 +383,11 @@ struct DaemonCommand {
             SpoolFullMarker.remove(in: spool)
         }
         if let s3, handoff == nil { log.info(s3.description) }
+        if handoff == nil {
+            for file in secretFiles {
+                if let warning = DaemonCommand.secretFileWarning(file) { log.warning("secrets are read from \(file), but \(warning)") }
+            }
+        }
         while true {
             let transport = makeTransport(context: context, log: log)
             let hookRunner = hooks.isEmpty

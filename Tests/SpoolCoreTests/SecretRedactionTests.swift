@@ -30,3 +30,15 @@ final class SecretRedactionTests: XCTestCase {
         XCTAssertEqual(SecretRedaction(["Bearer t0ken-value"]).redact(.network("t0ken-value")).networkError, "REDACTED")
     }
 }
+
+final class SecretFileRuleTests: XCTestCase {
+    func testPrivateFiles_passOthersAreSaid() {
+        XCTAssertNil(SecretFileRule.warning(owner: 999, permissions: 0o600, user: 999))
+        XCTAssertNil(SecretFileRule.warning(owner: 0, permissions: 0o400, user: 999), "root's file is fine")
+        XCTAssertNil(SecretFileRule.warning(owner: 999, permissions: 0o711, user: 999), "execute bits let no one read it")
+        XCTAssertEqual(SecretFileRule.warning(owner: 999, permissions: 0o644, user: 999),
+                       "its mode 0644 lets other users read it (chmod 600, chown to spoold's user)")
+        XCTAssertEqual(SecretFileRule.warning(owner: 999, permissions: 0o622, user: 999)?.contains("change it"), true)
+        XCTAssertEqual(SecretFileRule.warning(owner: 1234, permissions: 0o600, user: 999)?.hasPrefix("it belongs to uid 1234"), true)
+    }
+}
