@@ -63,6 +63,12 @@ public struct UploadOutcome: Equatable, Sendable {
         UploadOutcome(networkError: error, failedBeforeSending: beforeSending)
     }
 
+    /// The answer's header section was more than libcurl reads (under both transports): a line
+    /// over 100 KiB, or 300 KiB in all. libcurl stops there, holding no more, and calls the first
+    /// case "out of memory", which spoold's memory is not. The request went out: retryable.
+    public static let answerHeadTooLarge = UploadOutcome.network(
+        "the answer's header section is larger than libcurl reads (a line over 100 KiB or 300 KiB in all; libcurl calls it 'out of memory')")
+
     /// The upload was cancelled on request (`UploadTransport.cancelAll`).
     public static var cancelled: UploadOutcome {
         var outcome = UploadOutcome.network("cancelled")

@@ -18,6 +18,13 @@ enum CurlErrorMapping {
             return .network("TLS handshake failed: \(text)", beforeSending: true)
         case CURLE_OPERATION_TIMEDOUT:
             return .network("timed out (no data within the idle timeout)")
+        // A transfer under way fails with OUT_OF_MEMORY when a header line passes libcurl's
+        // limit (its buffer refuses to grow; a real allocation failure would have shown sooner),
+        // and with RECV_ERROR, saying so, when the whole head does.
+        case CURLE_OUT_OF_MEMORY:
+            return .answerHeadTooLarge
+        case CURLE_RECV_ERROR where detail.hasPrefix("Too large response headers"):
+            return .answerHeadTooLarge
         case CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_FAIL_REWIND:
             return .network("connection lost mid-request")
         case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM:

@@ -541,6 +541,11 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         if code == .unknown, isTLSFailure(fallback) {
             return .network("TLS handshake failed: \(fallback)", beforeSending: true)
         }
+        // So do libcurl's limits on an answer's head: Foundation passes only its text on (see
+        // `UploadOutcome.answerHeadTooLarge`).
+        if code == .unknown, fallback == "Out of memory" || fallback.hasPrefix("Too large response headers") {
+            return .answerHeadTooLarge
+        }
         return .network(describe(code, fallback: fallback), beforeSending: isUnreachable(code))
     }
 
