@@ -113,6 +113,9 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
                 return
             }
             var signed = request
+            // Signed for this host and path: a redirect would carry the signature (and the body)
+            // somewhere it was not made for. No S3 request follows one; the 3xx is the outcome.
+            signed.followsRedirects = false
             let (path, query) = S3SigningTransport.pathAndQuery(of: request.url)
             let headers = signer.headers(
                 method: request.method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,

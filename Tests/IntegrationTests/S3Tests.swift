@@ -246,6 +246,19 @@ class S3Tests: XCTestCase {
         ])
     }
 
+    /// A single-object PUT followed a same-origin 307 (with its signature and body) although S3
+    /// requests follow no redirect: now the 307 is the attempt's outcome, as for a part.
+    func testSinglePutRedirect_isNotFollowed() throws {
+        let moved = ScriptedResponse.status(307, headers: [("Location", "/bucket/elsewhere")])
+        let receiver = UploadReceiver(script: .always(moved))
+        let (spool, result) = try drainOneItem("small.bin", payload(100, seed: 13), to: receiver, extra: ["--max-attempts", "1"])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertEqual(receiver.requests.map { "\($0.method) \($0.target)" }, ["PUT /bucket/small.bin"])
+        let failed = try XCTUnwrap(spool.files(in: "failed").first { $0.hasSuffix(".json") })
+        XCTAssertEqual(try spool.json("failed/" + failed)["failureReason"] as? String, "HTTP 307 on attempt 1 of 1")
+    }
+
     /// The upload the log names is gone (aborted or expired): the retry starts a new one.
     func testResume_ofAnUploadThatIsGone_startsOver() throws {
         let created = ScriptedResponse.status(
