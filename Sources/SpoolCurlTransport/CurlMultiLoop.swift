@@ -223,7 +223,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         shareRate()
     }
 
-    /// The request's headers, then ours: `Content-Type`, `Idempotency-Key`, `Content-Digest`.
+    /// The request's headers, then ours: `Content-Type`, `Idempotency-Key`, `Content-Digest`
+    /// (`begin` refused the request before this if one breaks `HeaderRule`).
     /// A `User-Agent` of the request's wins over spoold's; `Expect:` is turned off (no 1 s wait
     /// for a `100 Continue` some servers never send).
     private func headerList(for transfer: CurlTransfer) -> UnsafeMutablePointer<curl_slist>? {

@@ -77,13 +77,6 @@ extension Spool {
         try fs.writerCheck(name, in: folder)
     }
 
-    /// Reads a small regular file under incoming/ (a sidecar).
-    public func readIncomingSmallFile(_ path: String, limit: Int) throws -> [UInt8] {
-        try withIncomingFolder(of: path) { folder, name in
-            try readSmallFile(name, in: folder, label: "incoming/\(path)", limit: limit)
-        }
-    }
-
     /// Reads a sidecar under incoming/ with the owner of the file read (`fstat` of the descriptor
     /// that read it), or nil when there is none.
     public func readIncomingSidecar(_ path: String, limit: Int) throws -> (bytes: [UInt8], owner: UInt32)? {
