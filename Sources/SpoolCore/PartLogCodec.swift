@@ -92,7 +92,7 @@ public enum PartLogCodec {
     }
 
     /// The payload of one whole framed line (`R <len> <crc> <payload>\n`), or nil.
-    private static func payload(of line: ArraySlice<UInt8>) -> String? {
+    static func payload(of line: ArraySlice<UInt8>) -> String? {
         let text = line.dropLast()
         let fields = text.split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
         guard fields.count == 4, fields[0].elementsEqual("R".utf8),

@@ -1,0 +1,92 @@
+/// What an S3 multipart upload tells the daemon while its attempt runs, for the log and the
+/// metrics: nothing in here steers the item (its attempt's outcome does that).
+public enum MultipartNote: Equatable, Sendable {
+    /// A recorded upload found open and taken up again.
+    case resumed(Resume)
+    /// The upload's parts are thrown away and a new upload begins.
+    case startedOver(StartOver)
+    /// A completion in doubt was checked with the store (`MultipartCompletionCheck`).
+    case completionChecked(CompletionCheck)
+    /// An upload is given up and its AbortMultipartUpload is now owed (recorded in the spool).
+    case abortOwed(OwedAbort)
+
+    public struct Resume: Equatable, Sendable {
+        public var uploadID: String
+        public var partCount: Int
+        /// Parts the store listed (every page of ListParts).
+        public var listed: Int
+        /// Parts the part log records.
+        public var recorded: Int
+        /// Parts both record and list with the same ETag: never sent again.
+        public var kept: Int
+        /// Bytes still to send.
+        public var bytesToSend: Int64
+
+        public init(uploadID: String, partCount: Int, listed: Int, recorded: Int, kept: Int, bytesToSend: Int64) {
+            (self.uploadID, self.partCount, self.listed, self.recorded, self.kept, self.bytesToSend) =
+                (uploadID, partCount, listed, recorded, kept, bytesToSend)
+        }
+    }
+
+    public struct StartOver: Equatable, Sendable {
+        public enum Reason: String, Sendable, CaseIterable {
+            /// The store no longer has the upload (NoSuchUpload: aborted, expired, lost) and did not make the object.
+            case uploadGone = "upload_gone"
+            /// The store refused to complete the upload (`InvalidPart`) and nothing re-sent can mend it.
+            case completionRefused = "completion_refused"
+            /// The log was written for another object (its URL, region or size changed).
+            case objectChanged = "object_changed"
+        }
+
+        public var reason: Reason
+        /// What the store answered, in words for the log.
+        public var detail: String
+        public var oldUploadID: String
+        /// Parts of the old upload the store had accepted, and their bytes: sent for nothing.
+        public var discardedParts: Int
+        public var discardedBytes: Int64
+
+        public init(reason: Reason, detail: String, oldUploadID: String, discardedParts: Int, discardedBytes: Int64) {
+            (self.reason, self.detail, self.oldUploadID, self.discardedParts, self.discardedBytes) =
+                (reason, detail, oldUploadID, discardedParts, discardedBytes)
+        }
+    }
+
+    public struct CompletionCheck: Equatable, Sendable {
+        /// Why it was in doubt (the completion's answer, or "resumed upload gone").
+        public var doubt: String
+        public var uploadID: String
+        public var decision: MultipartCompletionCheck.Decision
+
+        public init(doubt: String, uploadID: String, decision: MultipartCompletionCheck.Decision) {
+            (self.doubt, self.uploadID, self.decision) = (doubt, uploadID, decision)
+        }
+
+        /// The decision's name in the metrics (`decision` label).
+        public var decisionLabel: String {
+            switch decision {
+            case .headObject: "asked"
+            case .completed: "completed"
+            case .startOver: "start_over"
+            case .retryLater: "unknown"
+            }
+        }
+    }
+}
+
+/// An AbortMultipartUpload spoold still owes the store: the upload was given up (its item failed
+/// or was purged, or a new upload replaced it) but the store has not confirmed the abort yet.
+/// Recorded in the spool before the part log that named the upload goes (`SPOOL/parts/aborts.log`).
+public struct OwedAbort: Equatable, Hashable, Sendable {
+    public var id: ItemID
+    public var region: String
+    public var uploadID: String
+    /// The object's URL the upload was created for.
+    public var url: String
+    /// When it became owed.
+    public var since: Timestamp
+
+    public init(id: ItemID, region: String, uploadID: String, url: String, since: Timestamp) {
+        (self.id, self.region, self.uploadID, self.url, self.since) = (id, region, uploadID, url, since)
+    }
+}
