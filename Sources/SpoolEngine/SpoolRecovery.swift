@@ -18,6 +18,8 @@ public enum SpoolRecovery {
         /// Those parked items, for `--on-failure` (told once the recovery's commit is durable).
         public var parked: [ItemOutcomeEvent] = []
         public var notes: [String] = []
+        /// AbortMultipartUpload requests still owed (`parts/aborts.log`), for the daemon to send.
+        public var owedAborts: [OwedAbort] = []
     }
 
     /// What recovery would do, found without changing anything.
@@ -117,6 +119,14 @@ public enum SpoolRecovery {
         // the others' items were uploaded, purged or removed by hand.
         let removed = spool.partLogs.removeLogs(keeping: Set(plan.items.filter { $0.value.state != .done }.keys))
         if removed > 0 { log.info("recovery: removed \(removed) part log(s) of items no longer in the spool") }
+        let aborts = try spool.partLogs.aborts.tidy(tmp: spool.descriptor(.tmp))
+        if aborts.damagedLines > 0 {
+            log.warning("recovery: \(spool.path)/parts/\(AbortLog.fileName) has \(aborts.damagedLines) damaged line(s), left as they are (an abort recorded there may be lost: a lifecycle rule removes such uploads); \(aborts.owed) abort(s) read from it")
+        }
+        if aborts.owed > 0 {
+            log.info("recovery: \(aborts.owed) AbortMultipartUpload request(s) still owed to the store (\(AbortLog.fileName)); sending them")
+        }
+        outcome.owedAborts = spool.partLogs.aborts.owed
         log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued")
         return outcome
     }

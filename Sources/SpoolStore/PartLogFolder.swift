@@ -19,6 +19,11 @@ public final class PartLogFolder: @unchecked Sendable {
     private let spoolPath: String
     private let opened = Mutex<FileDescriptor?>(nil)
 
+    /// `aborts.log`: the AbortMultipartUpload requests still owed.
+    public var aborts: AbortLog { AbortLog(folder: self) }
+    /// Appends to `aborts.log` from this process, one at a time.
+    let abortsAppending = Mutex(())
+
     init(root: FileDescriptor, fs: any FileSystem, spoolPath: String) {
         (self.root, self.fs, self.spoolPath) = (root, fs, spoolPath)
     }
@@ -41,13 +46,30 @@ public final class PartLogFolder: @unchecked Sendable {
     /// Removes `id`'s log (the item was purged, failed or uploaded); a missing one is fine.
     public func remove(_ id: ItemID) { remove("\(id).log") }
 
+    /// `id`'s upload is given up (the item failed or is being purged): its abort is recorded as
+    /// owed (durable), then its log is removed. Returns the owed abort; nil when the item has no
+    /// log that names an upload (a damaged one is set aside, as when an upload resumes). Throws
+    /// when the abort cannot be recorded; the log is then kept.
+    public func giveUp(_ id: ItemID, now: Timestamp) throws -> OwedAbort? {
+        let name = "\(id).log"
+        guard let scan = scan(name) else { return nil }
+        guard let state = scan.state else {
+            if scan.isTornStart { remove(name) } else { setAside(name) }
+            return nil
+        }
+        let owed = OwedAbort(id: id, region: state.region, uploadID: state.uploadID, url: state.url, since: now)
+        try aborts.owe([owed])
+        remove(name)
+        return owed
+    }
+
     /// Start-up recovery: removes every log whose item is not among `live`, and sets aside
     /// anything in the folder that is not a log file. Returns how many were removed.
     @discardableResult
     public func removeLogs(keeping live: Set<ItemID>) -> Int {
         guard let folder = try? folder(create: false), let entries = try? fs.list(folder) else { return 0 }
         var removed = 0
-        for entry in entries where entry.name != "." && entry.name != ".." {
+        for entry in entries where entry.name != "." && entry.name != ".." && entry.name != AbortLog.fileName {
             guard entry.name.hasSuffix(".log"), let id = ItemID(String(entry.name.dropLast(4))) else {
                 setAside(entry.name)
                 continue
@@ -79,12 +101,37 @@ public final class PartLogFolder: @unchecked Sendable {
         guard let folder = try? folder(create: false),
               let fd = try? fs.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
         else { return nil }
+        fs.close(fd)
+        guard let bytes = read(name) else { return PartLogCodec.Scan(state: nil, validLength: 0) }
+        return PartLogCodec.decode(bytes)
+    }
+
+    /// The bytes of `name` (a regular file, at most `maximumLogSize`), or nil: missing, not a
+    /// regular file, too large or unreadable.
+    func read(_ name: String) -> [UInt8]? {
+        guard let folder = try? folder(create: false),
+              let fd = try? fs.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
+        else { return nil }
         let bytes: [UInt8]?? = try? fs.closing(fd) { fd in
             guard try fs.status(of: fd).type == .regular else { return nil }
             return try fs.readAll(fd, limit: PartLogFolder.maximumLogSize)
         }
-        guard let bytes = bytes ?? nil else { return PartLogCodec.Scan(state: nil, validLength: 0) }
-        return PartLogCodec.decode(bytes)
+        return bytes ?? nil
+    }
+
+    /// Opens `name` to append, creating it (mode 0600) if missing; says whether it did.
+    func openForAppendCreating(_ name: String) throws -> (FileDescriptor, created: Bool) {
+        let folder = try folder(create: true)
+        do {
+            return (try fs.open(name, relativeTo: folder, flags: [.writeOnly, .append, .create, .exclusive], mode: 0o600), true)
+        } catch let error as SystemError where error.code == EEXIST {
+            return (try fs.open(name, relativeTo: folder, flags: [.writeOnly, .append, .nonBlocking], mode: 0), false)
+        }
+    }
+
+    /// Renames `name` from `directory` (tmp/) into the folder, replacing what is there.
+    func renameIn(_ name: String, from directory: FileDescriptor) throws {
+        try fs.rename(name, in: directory, to: name, in: folder(create: true))
     }
 
     func openForAppend(_ name: String) throws -> FileDescriptor {

@@ -567,6 +567,25 @@ public final class Spool {
         return try body()
     }
 
+    /// Gives up the multipart uploads of `ids` (`PartLogFolder.giveUp`: each abort recorded as
+    /// owed before its part log goes), kept apart from a recovery as staging is, since recovery
+    /// rewrites `parts/aborts.log`. Returns the owed aborts; ids whose abort cannot be recorded
+    /// keep their logs and are returned in `unrecorded` with why.
+    public func giveUpMultipartUploads(of ids: [ItemID], now: Timestamp) throws -> (owed: [OwedAbort], unrecorded: [(ItemID, String)]) {
+        try whileRecoveryWaits {
+            var owed: [OwedAbort] = []
+            var unrecorded: [(ItemID, String)] = []
+            for id in ids {
+                do {
+                    if let abort = try partLogs.giveUp(id, now: now) { owed.append(abort) }
+                } catch let refusal as PartJournalRefusal {
+                    unrecorded.append((id, refusal.description))
+                }
+            }
+            return (owed, unrecorded)
+        }
+    }
+
     /// The shared side of `excludingStagers`, for processes that set `sharesStagingWithRecovery`.
     private func whileRecoveryWaits<T>(_ body: () throws -> T) throws -> T {
         guard sharesStagingWithRecovery && !holdsStagingExclusively else { return try body() }
