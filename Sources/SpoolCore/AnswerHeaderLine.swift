@@ -1,15 +1,16 @@
 /// One line of an answer's head as libcurl hands it to a header callback, reduced to what an
 /// attempt keeps: a status line (a new response begins, e.g. after `100 Continue`) or the value
-/// of `Retry-After`, `Location` or `ETag`.
+/// of `Retry-After`, `Location`, `ETag` or `Content-Length`.
 ///
 /// Read from the bytes in place: the callback runs for every header line of every answer, and
 /// building a `String` per line (lowercased, trimmed by Foundation) was ~5 % of the curl
-/// transport's CPU per small item. A String is made only for the three values kept.
+/// transport's CPU per small item. A String is made only for the values kept.
 public enum AnswerHeaderLine: Equatable, Sendable {
     case statusLine
     case retryAfter(String)
     case location(String)
     case etag(String)
+    case contentLength(String)
     /// Any other header, a malformed line or the blank line ending the head.
     case other
 
@@ -37,6 +38,8 @@ public enum AnswerHeaderLine: Equatable, Sendable {
             make = AnswerHeaderLine.location
         } else if AnswerHeaderLine.isName(name, "etag") {
             make = AnswerHeaderLine.etag
+        } else if AnswerHeaderLine.isName(name, "content-length") {
+            make = AnswerHeaderLine.contentLength
         } else {
             self = .other
             return

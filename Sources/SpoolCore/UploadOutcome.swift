@@ -25,6 +25,8 @@ public struct UploadOutcome: Equatable, Sendable {
     public var responseBodyTruncated = false
     /// The answer's `ETag` header: an S3 part's receipt, recorded in the part log.
     public var etag: String?
+    /// The answer's `Content-Length` header: for a HEAD, the size of the object.
+    public var contentLength: Int64?
     /// Seconds from a `Retry-After` header, already resolved against the response's time.
     public var retryAfterSeconds: Double?
     /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it

@@ -166,7 +166,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         spoold_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         spoold_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         spoold_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
-        if case .none = request.payload {
+        if request.method == "HEAD" {
+            // An answer without a body, whatever its Content-Length says.
+            spoold_curl_setopt_long(easy, CURLOPT_NOBODY, 1)
+        } else if case .none = request.payload {
             _ = request.method.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, $0) }
         } else if request.method == "POST" {
             spoold_curl_setopt_long(easy, CURLOPT_POST, 1)
@@ -312,6 +315,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         var outcome = UploadOutcome.status(status, excerpt: excerpt)
         outcome.etag = transfer.etag
+        outcome.contentLength = transfer.contentLength
         let kept = max(answerLimit, transfer.request.answerKeep)
         if kept > 0 {
             outcome.responseBody = Array(transfer.answer.prefix(kept))

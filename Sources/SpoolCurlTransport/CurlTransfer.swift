@@ -41,6 +41,7 @@ final class CurlTransfer: @unchecked Sendable {
     var retryAfter: String?
     var location: String?
     var etag: String?
+    var contentLength: Int64?
     /// The answer ran past `CurlMultiLoop.answerCutBytes` (an S3 step's): its status is the outcome.
     var answerCut = false
 
@@ -83,6 +84,7 @@ final class CurlTransfer: @unchecked Sendable {
         retryAfter = nil
         location = nil
         etag = nil
+        contentLength = nil
         answerCut = false
         errorBuffer[0] = 0
     }
@@ -157,9 +159,11 @@ final class CurlTransfer: @unchecked Sendable {
             retryAfter = nil
             location = nil
             etag = nil
+            contentLength = nil
         case .retryAfter(let value): retryAfter = value
         case .location(let value): location = value
         case .etag(let value): etag = value
+        case .contentLength(let value): contentLength = Int64(value)
         case .other: break
         }
         return count

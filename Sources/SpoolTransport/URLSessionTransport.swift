@@ -349,6 +349,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             }
             var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
             outcome.etag = http.value(forHTTPHeaderField: "ETag")
+            outcome.contentLength = http.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
             let keep = max(answerLimit, found.request.answerKeep)
             if keep > 0 {
                 outcome.responseBody = Array(bytes.prefix(keep))
