@@ -11,6 +11,10 @@ public protocol PartJournal: Sendable {
     func begin(_ state: PartLogCodec.State) throws
     /// Appends one completed part; durable when it returns. Throws as `begin`.
     func record(part number: Int, etag: String) throws
+    /// The recorded upload `state` is given up while the item goes on (a new upload replaces it):
+    /// its AbortMultipartUpload is recorded as owed (`SPOOL/parts/aborts.log`), durable when it
+    /// returns, so it is sent even if spoold stops first. Throws as `begin`.
+    func oweAbort(_ state: PartLogCodec.State, since: Timestamp) throws -> OwedAbort
     /// Removes the log (the upload is gone or finished); a missing log is fine.
     func discard()
     /// The upload reached `step`: where the spool's crash points for tests are (nothing else).

@@ -14,6 +14,7 @@ public final class CompletionInbox: Sendable {
     /// Written by every post and stop request; the production driver polls its read end.
     public let wakeup: WakeupPipe
     private let completions = Mutex<[Completion]>([])
+    private let reports = Mutex<[TransportReport]>([])
     private let stopRequests = Mutex(0)
 
     public init() throws { wakeup = try WakeupPipe() }
@@ -21,6 +22,18 @@ public final class CompletionInbox: Sendable {
     public func post(_ id: ItemID, _ outcome: UploadOutcome) {
         completions.withLock { $0.append(Completion(id: id, outcome: outcome)) }
         wakeup.signal()
+    }
+
+    public func report(_ report: TransportReport) {
+        reports.withLock { $0.append(report) }
+        wakeup.signal()
+    }
+
+    public func takeReports() -> [TransportReport] {
+        reports.withLock { list in
+            defer { list.removeAll(keepingCapacity: true) }
+            return list
+        }
     }
 
     public func takeAll() -> [Completion] {
@@ -31,7 +44,7 @@ public final class CompletionInbox: Sendable {
     }
 
     /// Whether a completion is waiting (the embedded driver runs a step at once, as `poll(2)` would wake).
-    public var hasCompletions: Bool { completions.withLock { !$0.isEmpty } }
+    public var hasCompletions: Bool { completions.withLock { !$0.isEmpty } || reports.withLock { !$0.isEmpty } }
 
     public func requestStop() {
         stopRequests.withLock { $0 += 1 }

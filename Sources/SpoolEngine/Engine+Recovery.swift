@@ -13,5 +13,6 @@ extension Engine {
         summary.repaired = outcome.repaired
         summary.failed += outcome.failed
         for event in outcome.parked { observers.itemFinished(event) }
+        for abort in outcome.owedAborts { aborts.add(abort, now: clock.now()) }
     }
 }

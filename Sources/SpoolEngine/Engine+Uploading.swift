@@ -98,8 +98,7 @@ extension Engine {
         // After the commit: a success or failure is recorded before its log goes (rule 13).
         for (id, failed) in round.finishedMultipart {
             if failed {
-                abandoning.enter()
-                transport.abandon(spool.partLogs.log(for: id)) { [abandoning] in abandoning.leave() }
+                try giveUpMultipartUpload(of: id, now: now)
             } else {
                 spool.partLogs.remove(id)
             }
@@ -147,6 +146,8 @@ extension Engine {
             let direct = uploads[id]?.isDirect == true
             let log = spool.partLogs.log(for: id, syncDeferred: direct)
             request.partJournal = log
+            let events = self.events
+            request.multipartNotes = { note in events.report(.multipart(id, note)) }
             uploads[id]?.isMultipart = true
             if direct, let startedAt = uploads[id]?.startedAt {
                 uploads[id]?.deferredLog = (log, startedAt.adding(seconds: configuration.directDurableSeconds))

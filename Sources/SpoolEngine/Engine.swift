@@ -92,6 +92,9 @@ public final class Engine {
     /// The spool root, watched for a new incoming/ (removed and made again, or moved in).
     var rootWatch: Int32 = -1
 
+    /// AbortMultipartUpload requests owed to the store, and when to send each (`Engine+Multipart`).
+    var aborts = AbortSchedule()
+
     /// Metrics, systemd notification, progress, hooks: told what happens, never asked what to do.
     public let observers = EngineObservers()
     /// `--max-spool-size`: decides whether a file in incoming/ may join the queue now.
@@ -214,6 +217,8 @@ public final class Engine {
         stopLevel = max(stopLevel, arrived.stopLevel)
         noteStop(now: now)
         var round = Round()
+        // Before the outcomes: an upload's notes were posted before it ended.
+        takeReports(arrived.reports, now: now)
         collectFinished(arrived.completions, now: now, into: &round)
         makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
@@ -223,6 +228,7 @@ public final class Engine {
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
+        if !stopping { sendDueAborts(now: now) }
         if let failure = round.spoolFailure {
             // As for a failed index fsync: no new work, no retry that trusts a second fsync.
             transport.cancelAll()
@@ -232,7 +238,7 @@ public final class Engine {
         if isIdle && spool.spareJSONCount > 0 { spool.removeSpareJSONs() }
         if !stopping { noteRecycleDue(now: now) }
         if stopping {
-            if uploads.isEmpty { return nil }
+            if uploads.isEmpty && aborts.inFlightCount == 0 { return nil }
             if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
                 log.info(
                     (stopLevel > 1 ? "second stop request" : summary.stop == .recycle ? "recycle grace over" : "--max-time grace over")
@@ -250,14 +256,10 @@ public final class Engine {
         return now.adding(milliseconds: Int64(timeout))
     }
 
-    /// Aborts of failed items' multipart uploads still under way (`UploadTransport.abandon`).
-    let abandoning = DispatchGroup()
-
-    /// After the last step: waits for background unlinks (and, at most 10 s, for the aborts of
-    /// failed multipart uploads), removes the spare jsons and tells the observers.
+    /// After the last step: waits for background unlinks, removes the spare jsons and tells the
+    /// observers. (The loop ends with no abort in flight; those still owed stay recorded.)
     public func finish() throws -> RunSummary {
         try spool.drainRemovals()
-        _ = abandoning.wait(timeout: .now() + 10)
         spool.removeSpareJSONs()
         observers.engineFinished(self, now: clock.now())
         return summary
@@ -305,8 +307,11 @@ public final class Engine {
         return Int32(clamping: max(0, min(1000, cancelAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch)))
     }
 
-    /// Nothing pending, nothing uploading, nothing waiting in incoming/.
-    var isIdle: Bool { items.isEmpty && uploads.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty }
+    /// Nothing pending, nothing uploading, nothing waiting in incoming/, no abort in flight (an
+    /// abort waiting to be sent again does not keep `drain` going: it stays owed).
+    var isIdle: Bool {
+        items.isEmpty && uploads.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty && aborts.inFlightCount == 0
+    }
 
     /// Milliseconds until something is due: the next pending item, the next probe, the next
     /// settle check or the periodic rescan. Never busy-polls: a wake-up "now" is only for work
@@ -332,6 +337,7 @@ public final class Engine {
             if let probe = endpoint.nextProbe, let next = due.first { wake = min(wake, max(probe, next.notBefore)) }
         } else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
         if let durable = nextDirectDurable { wake = min(wake, durable) }
+        if let abort = aborts.nextDue { wake = min(wake, abort) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
     }

@@ -13,6 +13,8 @@ public protocol EngineEventSource: AnyObject, Sendable {
     func unwatch(_ watch: Int32)
     /// An upload ended: its outcome joins the next step's events.
     func post(_ id: ItemID, _ outcome: UploadOutcome)
+    /// The transport told something besides an outcome: joins the next step's events.
+    func report(_ report: TransportReport)
     /// A stop request: raises `EngineEvents.stopLevel`.
     func requestStop()
     /// Everything that arrived since the last call, without waiting.

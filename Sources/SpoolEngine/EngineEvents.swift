@@ -1,3 +1,4 @@
+import SpoolCore
 import SpoolSystem
 
 /// What arrived for the engine since its last step: the input of `Engine.step(now:events:)`.
@@ -8,8 +9,21 @@ public struct EngineEvents: Sendable {
     public var completions: [CompletionInbox.Completion]
     /// Stop requests so far (not since the last step): 1 stops new work, 2 cancels uploads.
     public var stopLevel: Int
+    /// What the transport told besides outcomes, in the order it was posted.
+    public var reports: [TransportReport]
 
-    public init(watcher: [InotifyWatcher.Event] = [], completions: [CompletionInbox.Completion] = [], stopLevel: Int = 0) {
-        (self.watcher, self.completions, self.stopLevel) = (watcher, completions, stopLevel)
+    public init(
+        watcher: [InotifyWatcher.Event] = [], completions: [CompletionInbox.Completion] = [], stopLevel: Int = 0,
+        reports: [TransportReport] = []
+    ) {
+        (self.watcher, self.completions, self.stopLevel, self.reports) = (watcher, completions, stopLevel, reports)
     }
+}
+
+/// What the transport tells the engine besides an upload's outcome.
+public enum TransportReport: Sendable {
+    /// An S3 multipart upload of the item did something worth saying (`MultipartNote`).
+    case multipart(ItemID, MultipartNote)
+    /// An AbortMultipartUpload the engine sent (`UploadTransport.abortUpload`) ended so.
+    case abortEnded(OwedAbort, UploadOutcome)
 }

@@ -25,6 +25,10 @@ public protocol EngineObserver: AnyObject {
     /// An item was uploaded or parked in failed/, once the round that recorded it is durable
     /// (`--on-success`, `--on-failure`).
     func itemFinished(_ event: ItemOutcomeEvent)
+    /// An S3 multipart upload of the item resumed, started over, checked a completion or owes an abort.
+    func multipartNoted(_ id: ItemID, _ note: MultipartNote)
+    /// An AbortMultipartUpload the daemon owed was answered (or not), with what follows.
+    func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result)
 }
 
 extension EngineObserver {
@@ -36,6 +40,8 @@ extension EngineObserver {
     public func itemDropped(_ id: ItemID) { itemLeftQueue(id) }
     public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {}
     public func itemFinished(_ event: ItemOutcomeEvent) {}
+    public func multipartNoted(_ id: ItemID, _ note: MultipartNote) {}
+    public func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result) {}
 }
 
 /// The engine's observers, called in the order they were added.
@@ -67,4 +73,6 @@ public final class EngineObservers {
         for o in observers { o.uploadFinished(id, outcome: outcome, size: size, seconds: seconds, stillQueued: stillQueued) }
     }
     func itemFinished(_ event: ItemOutcomeEvent) { for o in observers { o.itemFinished(event) } }
+    func multipartNoted(_ id: ItemID, _ note: MultipartNote) { for o in observers { o.multipartNoted(id, note) } }
+    func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result) { for o in observers { o.abortEnded(abort, result) } }
 }

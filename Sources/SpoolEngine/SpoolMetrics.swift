@@ -27,6 +27,11 @@ public final class SpoolMetrics: EngineObserver {
     private var uploadedBytes: Int64 = 0
     private var durations = PrometheusText.Histogram(upperBounds: SpoolMetrics.durationBounds)
     private var dropped = 0
+    private var resumes = 0
+    private var startOvers: [MultipartNote.StartOver.Reason: Int] = [:]
+    private var discardedBytes: Int64 = 0
+    private var completionChecks: [String: Int] = [:]
+    private var abortResults: [String: Int] = [:]
     private var failedFolder = FolderTotals(.failed)
     private var incomingFolder = FolderTotals(.incoming)
 
@@ -58,6 +63,26 @@ public final class SpoolMetrics: EngineObserver {
     }
 
     public func itemDropped(_ id: ItemID) { dropped += 1 }
+
+    public func multipartNoted(_ id: ItemID, _ note: MultipartNote) {
+        switch note {
+        case .resumed: resumes += 1
+        case .startedOver(let over):
+            startOvers[over.reason, default: 0] += 1
+            discardedBytes += over.discardedBytes
+        case .completionChecked(let check): completionChecks[check.decisionLabel, default: 0] += 1
+        case .abortOwed: break
+        }
+    }
+
+    public func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result) {
+        switch result {
+        case .confirmed: abortResults["confirmed", default: 0] += 1
+        case .retry: abortResults["failed", default: 0] += 1
+        case .held: abortResults["refused", default: 0] += 1
+        case .unknown: break
+        }
+    }
 
     // MARK: output
 
@@ -94,6 +119,17 @@ public final class SpoolMetrics: EngineObserver {
         text.histogram("spoold_upload_duration_seconds", "Duration of upload attempts, any outcome.", durations)
         text.gauge("spoold_endpoint_up", "1 while the endpoint answers, 0 during an outage (unreachable, or refusing every upload).", engine.outage == nil ? 1 : 0)
         text.counter("spoold_dropped_total", "Pending items deleted to make room (--when-full drop-oldest) since start.", Double(dropped))
+        text.counter("spoold_multipart_resumes_total", "S3 multipart uploads taken up again from their part logs since start.", Double(resumes))
+        text.counter("spoold_multipart_start_overs_total", "S3 multipart uploads begun anew, their parts thrown away, since start, by reason.",
+                     MultipartNote.StartOver.Reason.allCases.map { ([("reason", $0.rawValue)], Double(startOvers[$0] ?? 0)) })
+        text.counter("spoold_multipart_discarded_bytes_total", "Bytes of parts the store had accepted, thrown away by start-overs since start.",
+                     Double(discardedBytes))
+        text.counter("spoold_multipart_completion_checks_total", "Completions in doubt checked with the store since start, by decision.",
+                     ["completed", "start_over", "unknown"].map { ([("decision", $0)], Double(completionChecks[$0] ?? 0)) })
+        text.counter("spoold_multipart_aborts_total", "AbortMultipartUpload requests answered since start, by result.",
+                     ["confirmed", "failed", "refused"].map { ([("result", $0)], Double(abortResults[$0] ?? 0)) })
+        text.gauge("spoold_multipart_aborts_owed", "AbortMultipartUpload requests owed to the store (SPOOL/parts/aborts.log).",
+                   Double(engine.aborts.owedCount))
         return text.text
     }
 

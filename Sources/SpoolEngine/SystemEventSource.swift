@@ -23,11 +23,14 @@ public final class SystemEventSource: EngineEventSource {
 
     public func post(_ id: ItemID, _ outcome: UploadOutcome) { inbox.post(id, outcome) }
 
+    public func report(_ report: TransportReport) { inbox.report(report) }
+
     public func requestStop() { inbox.requestStop() }
 
     public func takeEvents() -> EngineEvents {
         if let stopSignals { for _ in 0..<stopSignals.take() { inbox.requestStop() } }
-        return EngineEvents(watcher: watcher.readEvents(), completions: inbox.takeAll(), stopLevel: inbox.stopLevel)
+        return EngineEvents(
+            watcher: watcher.readEvents(), completions: inbox.takeAll(), stopLevel: inbox.stopLevel, reports: inbox.takeReports())
     }
 
     public func wait(timeoutMilliseconds: Int32) {

@@ -95,6 +95,12 @@ public final class PartLog: PartJournal, @unchecked Sendable {
         }
     }
 
+    public func oweAbort(_ state: PartLogCodec.State, since: Timestamp) throws -> OwedAbort {
+        let owed = OwedAbort(id: id, region: state.region, uploadID: state.uploadID, url: state.url, since: since)
+        try folder.aborts.owe([owed])
+        return owed
+    }
+
     public func discard() {
         closeAppending()
         folder.remove(name)

@@ -7,23 +7,36 @@ import SpoolCore
 /// XML steps send a few bytes of their own; no redirect is followed, the answer is kept up to
 /// `answerKeep` bytes (cut at 1 MiB), and each request has the transport's deadline.
 ///
-/// - A log for this blob and object: ListParts (every page) checks that the upload still exists;
-///   NoSuchUpload removes the log and starts over. Parts in the log that the store also lists
-///   are done and never sent again; the others are sent.
-/// - No log (or one for another object): CreateMultipartUpload, and the upload id is recorded
-///   (fsynced) before the first part is sent.
+/// - A log for this blob and object: ListParts (every page) checks that the upload still exists.
+///   Parts in the log that the store also lists are done and never sent again; the others are
+///   sent (`MultipartNote.resumed` says how many of each). NoSuchUpload: if the log records
+///   every part, a completion may have happened before spoold stopped, so HEAD of the key decides
+///   (`MultipartCompletionCheck`); otherwise, or if the object is not there, a new upload starts.
+/// - No log (or one for another object, whose upload is then given up): CreateMultipartUpload,
+///   and the upload id is recorded (fsynced) before the first part is sent.
 /// - Parts go up `concurrency` at once, each hashed (its SigV4 payload hash, read 1 MiB at a time)
 ///   and then streamed from the blob's descriptor: memory stays flat whatever the part size.
 ///   A part counts once its ETag is recorded (fsynced) in the log; a crash re-sends at most the
 ///   parts in flight.
-/// - All parts done: CompleteMultipartUpload with every part's ETag from the log. A store that
-///   answers `InvalidPart` (a resumed upload it still listed but had completed, or lost a part
-///   of) gets a new upload, once per attempt (`startOver`), as does a gone one at ListParts.
+/// - All parts done: CompleteMultipartUpload with every part's ETag from the log.
+///   - An answer that does not say whether the object was made (a 5xx, the connection dropped or
+///     the deadline passed after the request went out, an error inside a 200; NoSuchUpload) is
+///     checked with the store before anything is decided: ListParts, then HEAD of the key
+///     (`MultipartCompletionCheck`). The object there: the item is uploaded. The upload still
+///     open, or no clear answer: the attempt ends retryable and the next resumes.
+///   - `InvalidPart` (the store will not complete with these parts): ListParts again. Parts it
+///     lacks or lists with another ETag are sent again and the completion repeated, once per
+///     attempt; if it lists every part as sent, or no longer has the upload, a new upload starts.
+///
+/// Starting over (`startOver`) throws the old upload's parts away: at most once per attempt, and
+/// each time said (`MultipartNote.startedOver`, with the reason and the bytes). An old upload
+/// that may still exist is given up: its abort is recorded as owed in the spool before its log
+/// goes (`PartJournal.oweAbort`), and the daemon sends it (`MultipartNote.abortOwed`).
 ///
 /// The first part (or step) that fails ends the attempt: the parts still in flight are cancelled
 /// and the upload is kept for the next attempt. Without a log (`request.partJournal` nil), a
-/// failed attempt aborts its upload instead. Everything here runs on `work`, one serial queue,
-/// so a part is never recorded after the attempt has reported.
+/// failed attempt aborts its upload instead (best effort: nothing records it). Everything here
+/// runs on `work`, one serial queue, so a part is never recorded after the attempt has reported.
 final class S3MultipartUpload: @unchecked Sendable {
     /// Parts asked for per ListParts page: its answer fits `answerKeep`.
     static let listPage = 500
@@ -51,6 +64,8 @@ final class S3MultipartUpload: @unchecked Sendable {
     private var finished = false
     /// The attempt already started over once (`startOver`): a second time, it fails instead.
     private var startedOver = false
+    /// Parts were sent again after an `InvalidPart` completion: a second one starts over.
+    private var repairedCompletion = false
 
     init(
         _ request: UploadRequest, preferredPartSize: Int64, concurrency: Int, transport: any UploadTransport, signer: SigV4Signer,
@@ -70,15 +85,36 @@ final class S3MultipartUpload: @unchecked Sendable {
             return
         }
         guard recorded.size == request.size, recorded.url == request.url, recorded.region == signer.region else {
-            // An upload for another object (the URL or the region changed): abandoned.
-            abort(uploadID: recorded.uploadID, url: recorded.url)
-            journal?.discard()
-            create()
+            // An upload for another object (the URL, the region or the blob's size changed).
+            startOver(
+                .objectChanged, detail: "the part log was written for another object (\(recorded.url), \(recorded.region), \(recorded.size) B)",
+                old: recorded, discarding: recorded.parts, stillExists: true, after: nil)
             return
         }
         plan = recorded.plan
         uploadID = recorded.uploadID
-        listParts(marker: 0, listed: [:], recorded: recorded.parts)
+        listParts(marker: 0, listed: [:], unclear: nil) { [self] listing in
+            guard case .listed(let listed) = listing else {
+                guard case .gone(let answer) = listing else { return }
+                let doubt = "the upload its part log records is gone (NoSuchUpload)"
+                if recorded.parts.count == plan.partCount {
+                    // Every part was recorded: a completion may have happened before spoold stopped.
+                    headObject(doubt: doubt + " and every part was recorded", parts: recorded.parts, failing: answer)
+                } else {
+                    startOver(.uploadGone, detail: doubt, old: recorded, discarding: recorded.parts, stillExists: false, after: answer)
+                }
+                return
+            }
+            // Only what the log vouches for counts, and only if the store has it too.
+            done = recorded.parts.filter { number, etag in
+                listed[number].map { MultipartCompletionCheck.unquoted($0) == MultipartCompletionCheck.unquoted(etag) } ?? false
+            }
+            let toSend = (1...plan.partCount).filter { done[$0] == nil }.reduce(Int64(0)) { $0 + plan.range(ofPart: $1).length }
+            note(.resumed(.init(
+                uploadID: recorded.uploadID, partCount: plan.partCount, listed: listed.count, recorded: recorded.parts.count,
+                kept: done.count, bytesToSend: toSend)))
+            sendParts()
+        }
     }
 
     /// Ends the attempt with `.cancelled` (the daemon is stopping); the upload is kept.
@@ -118,13 +154,23 @@ final class S3MultipartUpload: @unchecked Sendable {
         }
     }
 
-    /// Reads every page of ListParts, then keeps the recorded parts the store still has.
-    private func listParts(marker: Int, listed: [Int: String], recorded: [Int: String]) {
+    /// What ListParts found.
+    private enum Listing {
+        /// The parts listed, every page: number → ETag.
+        case listed([Int: String])
+        /// NoSuchUpload (the answer).
+        case gone(UploadOutcome)
+    }
+
+    /// Reads every page of ListParts and gives `then` what it found. Any other answer goes to
+    /// `unclear` when given, else ends the attempt.
+    private func listParts(
+        marker: Int, listed: [Int: String], unclear: (@Sendable (UploadOutcome) -> Void)?,
+        then: @escaping @Sendable (Listing) -> Void
+    ) {
         let query = "max-parts=\(S3MultipartUpload.listPage)&part-number-marker=\(marker)&" + uploadIDQuery
-        send(step: 0, method: "GET", query: query, payload: .none, headers: [:], gone: { [self] outcome in
-            // The upload is gone (aborted, expired, or completed before a crash): start over.
-            startOver(after: outcome, abortingTheOldUpload: false)
-        }) { [self] answer in
+        send(step: 0, method: "GET", query: query, payload: .none, headers: [:], gone: { then(.gone($0)) }, otherwise: unclear) {
+            [self] answer in
             var listed = listed
             let text = S3MultipartUpload.text(of: answer)
             for part in S3MultipartUpload.elements("Part", in: text) {
@@ -138,14 +184,10 @@ final class S3MultipartUpload: @unchecked Sendable {
                let next = S3PartPlan.element("NextPartNumberMarker", in: text).flatMap(Int.init), next > marker,
                next < plan.partCount
             {
-                listParts(marker: next, listed: listed, recorded: recorded)
+                listParts(marker: next, listed: listed, unclear: unclear, then: then)
                 return
             }
-            // Only what the log vouches for counts, and only if the store has it too.
-            done = recorded.filter { number, etag in
-                listed[number].map { S3MultipartUpload.unquoted($0) == S3MultipartUpload.unquoted(etag) } ?? false
-            }
-            sendParts()
+            then(.listed(listed))
         }
     }
 
@@ -190,14 +232,25 @@ final class S3MultipartUpload: @unchecked Sendable {
         let body = Array(S3PartPlan.completionBody(etags: etags).utf8)
         send(step: 0, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: customerKeyHeaders, gone: {
             [self] outcome in
-            // A resumed upload that ListParts still showed but the store no longer completes (one
-            // completed just before a crash, while its listing lingered; a part lost).
-            startOver(after: outcome, abortingTheOldUpload: true)
+            if S3ErrorClassifier.errorCode(in: outcome.responseExcerpt) == "InvalidPart" {
+                completionRefused(outcome)
+            } else {
+                // NoSuchUpload: completed (by an earlier request of ours?), aborted or expired.
+                headObject(doubt: "CompleteMultipartUpload answered NoSuchUpload", parts: done, failing: outcome)
+            }
+        }, otherwise: { [self] outcome in
+            if S3MultipartUpload.leavesCompletionInDoubt(outcome) {
+                checkCompletion(doubt: "CompleteMultipartUpload ended without a clear answer (\(outcome.summary))", failing: outcome)
+            } else {
+                fail(outcome, abortUpload: false)
+            }
         }) { [self] answer in
-            // S3 may answer 200 and still report an error in the body.
+            // S3 may answer 200 and still report an error in the body: then it did not say whether it completed.
             let excerpt = answer.responseExcerpt
-            if S3ErrorClassifier.errorCode(in: excerpt) != nil, S3PartPlan.element("ETag", in: excerpt ?? "") == nil {
-                fail(.status(500, excerpt: excerpt), abortUpload: false)
+            if let code = S3ErrorClassifier.errorCode(in: excerpt), S3PartPlan.element("ETag", in: excerpt ?? "") == nil {
+                checkCompletion(
+                    doubt: "CompleteMultipartUpload answered HTTP \(answer.httpStatus ?? 200) with S3 error \(code)",
+                    failing: .status(500, excerpt: excerpt))
                 return
             }
             journal?.reached(.completed)
@@ -205,33 +258,139 @@ final class S3MultipartUpload: @unchecked Sendable {
         }
     }
 
-    /// Forgets the upload (its log too) and begins a new one, once per attempt: the store says
-    /// it is gone or lacks a part the log vouches for. A second time, `outcome` ends the attempt
-    /// (a store that loses every upload must not keep it going).
-    private func startOver(after outcome: UploadOutcome, abortingTheOldUpload: Bool) {
-        guard !startedOver else {
+    /// Whether a completion's failed answer leaves open whether the store made the object: a
+    /// 5xx, or a request that went out and got no answer (dropped, timed out). A 4xx is a clear no.
+    static func leavesCompletionInDoubt(_ outcome: UploadOutcome) -> Bool {
+        guard !outcome.wasCancelled, outcome.refusal == nil, outcome.spoolFailure == nil else { return false }
+        if let status = outcome.httpStatus { return status >= 500 }
+        return !outcome.failedBeforeSending
+    }
+
+    /// The completion's answer was unclear: ListParts, then (the upload gone) HEAD of the key.
+    private func checkCompletion(doubt: String, failing outcome: UploadOutcome) {
+        listParts(marker: 0, listed: [:], unclear: { [self] listAnswer in
+            decided(MultipartCompletionCheck.afterAmbiguousCompletion(.unclear(listAnswer.summary)), doubt: doubt, failing: outcome)
+        }) { [self] listing in
+            let gone = if case .gone = listing { true } else { false }
+            let decision = MultipartCompletionCheck.afterAmbiguousCompletion(gone ? .gone : .open)
+            if decision == .headObject {
+                headObject(doubt: doubt, parts: done, failing: outcome)
+            } else {
+                decided(decision, doubt: doubt, failing: outcome)
+            }
+        }
+    }
+
+    /// The upload is gone: HEAD of the key says whether the store made the object of `parts`.
+    private func headObject(doubt: String, parts: [Int: String], failing outcome: UploadOutcome) {
+        let expected = MultipartCompletionCheck.Expected(size: plan.size, partETags: (1...plan.partCount).map { parts[$0] ?? "" })
+        send(step: 0, method: "HEAD", query: "", payload: .none, headers: customerKeyHeaders, otherwise: { [self] answer in
+            let head: MultipartCompletionCheck.Head = answer.httpStatus == 404 ? .absent : .unclear(answer.summary)
+            decided(MultipartCompletionCheck.afterHead(head, expected: expected), doubt: doubt, failing: outcome, parts: parts)
+        }) { [self] answer in
+            decided(MultipartCompletionCheck.afterHead(.found(size: answer.contentLength, etag: answer.etag), expected: expected), doubt: doubt, failing: outcome, parts: parts)
+        }
+    }
+
+    /// Acts on what the check decided, and says so.
+    private func decided(
+        _ decision: MultipartCompletionCheck.Decision, doubt: String, failing outcome: UploadOutcome, parts: [Int: String]? = nil
+    ) {
+        note(.completionChecked(.init(doubt: doubt, uploadID: uploadID ?? "", decision: decision)))
+        switch decision {
+        case .completed:
+            journal?.reached(.completed)
+            finish(.status(200, excerpt: "completed (checked with the store after: \(doubt))"))
+        case .startOver(let why):
+            let discarded = parts ?? done
+            startOver(.uploadGone, detail: why, old: nil, discarding: discarded, stillExists: false, after: outcome)
+        case .retryLater, .headObject:
             var outcome = outcome
+            outcome.responseBody = nil
+            fail(outcome, abortUpload: false)
+        }
+    }
+
+    /// The store refused the completion (`InvalidPart`): ListParts says what it holds. Parts it
+    /// lacks or lists with another ETag are sent again, once per attempt; nothing to mend, or the
+    /// upload gone: a new upload.
+    private func completionRefused(_ outcome: UploadOutcome) {
+        let refused = "CompleteMultipartUpload answered InvalidPart"
+        listParts(marker: 0, listed: [:], unclear: nil) { [self] listing in
+            guard case .listed(let listed) = listing else {
+                startOver(.completionRefused, detail: refused + " and the upload is gone (NoSuchUpload)", old: nil, discarding: done,
+                          stillExists: false, after: outcome)
+                return
+            }
+            let resend = MultipartCompletionCheck.partsToResend(listed: listed, sent: done, partCount: plan.partCount)
+            guard !resend.isEmpty, !repairedCompletion else {
+                let why = resend.isEmpty ? "although ListParts lists every part as sent" : "again after parts \(resend) were sent again"
+                startOver(.completionRefused, detail: refused + " " + why, old: nil, discarding: done, stillExists: true, after: outcome)
+                return
+            }
+            repairedCompletion = true
+            for number in resend { done[number] = nil }
+            sendParts()
+        }
+    }
+
+    /// Forgets the upload (its log too) and begins a new one, once per attempt; says so, with
+    /// the bytes of `discarding` thrown away. An old upload that may `stillExist` is given up:
+    /// its abort is recorded as owed first (`old`: the log's record of it, else the current one).
+    /// A second time, `after` ends the attempt (a store that loses every upload must not keep
+    /// it going).
+    private func startOver(
+        _ reason: MultipartNote.StartOver.Reason, detail: String, old: PartLogCodec.State?, discarding: [Int: String],
+        stillExists: Bool, after outcome: UploadOutcome?
+    ) {
+        guard !startedOver || outcome == nil else {
+            var outcome = outcome!
             outcome.responseBody = nil
             fail(outcome, abortUpload: false)
             return
         }
         startedOver = true
-        if abortingTheOldUpload, let uploadID { abort(uploadID: uploadID, url: request.url) }
+        let oldPlan = old?.plan ?? plan
+        let oldUpload = old ?? uploadID.map {
+            PartLogCodec.State(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: $0, url: request.url)
+        }
+        let bytes = discarding.keys.filter { (1...oldPlan.partCount).contains($0) }.reduce(Int64(0)) { $0 + oldPlan.range(ofPart: $1).length }
+        note(.startedOver(.init(
+            reason: reason, detail: detail, oldUploadID: oldUpload?.uploadID ?? "", discardedParts: discarding.count, discardedBytes: bytes)))
+        if stillExists, let oldUpload {
+            if let journal {
+                do {
+                    note(.abortOwed(try journal.oweAbort(oldUpload, since: clock.now())))
+                } catch is PartJournalRefusal {
+                    abort(uploadID: oldUpload.uploadID, url: oldUpload.url)  // unrecordable: best effort
+                } catch {
+                    fail(S3MultipartUpload.journalFailure(error, what: "the abort of the old upload"), abortUpload: false)
+                    return
+                }
+            } else {
+                abort(uploadID: oldUpload.uploadID, url: oldUpload.url)
+            }
+        }
         journal?.discard()
         uploadID = nil
         done = [:]
+        repairedCompletion = false
+        plan = S3PartPlan(size: request.size, preferredPartSize: preferredPartSize)
         create()
     }
+
+    private func note(_ note: MultipartNote) { request.multipartNotes?(note) }
 
     // MARK: Requests
 
     /// Signs and sends one request through the transport. `then` gets 2xx answers (on `work`);
     /// an answer saying the upload or one of its parts is gone (404 `NoSuchUpload`, 400
-    /// `InvalidPart`) goes to `gone` when given; anything else ends the attempt.
+    /// `InvalidPart`) goes to `gone` when given; any other answer, or none, to `otherwise` when
+    /// given (not a cancel, nor a blob that changed); else it ends the attempt.
     private func send(
         step: Int, method: String, query: String, payload: UploadRequest.Payload, contentType: String? = nil,
         headers: [String: String], gone: (@Sendable (UploadOutcome) -> Void)? = nil,
-        then: @escaping @Sendable (UploadOutcome) -> Void
+        otherwise: (@Sendable (UploadOutcome) -> Void)? = nil, then: @escaping @Sendable (UploadOutcome) -> Void
     ) {
         guard !finished else { return }
         guard let signed = S3MultipartUpload.stepRequest(
@@ -257,6 +416,8 @@ final class S3MultipartUpload: @unchecked Sendable {
                         then(outcome)
                     } else if let gone, S3MultipartUpload.saysGone(status: status, code: S3ErrorClassifier.errorCode(in: outcome.responseExcerpt)) {
                         gone(outcome)
+                    } else if let otherwise {
+                        otherwise(outcome)
                     } else {
                         outcome.responseBody = nil
                         fail(outcome, abortUpload: false)
@@ -264,6 +425,8 @@ final class S3MultipartUpload: @unchecked Sendable {
                 } else if let failure = request.body.failure {
                     // The blob changed under us (rule 8): an item error, not the network's.
                     fail(.refused(failure), abortUpload: false)
+                } else if let otherwise {
+                    otherwise(outcome)
                 } else {
                     outcome.responseBody = nil
                     fail(outcome, abortUpload: false)
@@ -281,7 +444,7 @@ final class S3MultipartUpload: @unchecked Sendable {
     ) -> UploadRequest? {
         guard let origin = HTTPOrigin(item.url) else { return nil }
         var step = UploadRequest(
-            id: item.id, attempt: item.attempt, url: item.url + "?" + query, method: method, body: item.body,
+            id: item.id, attempt: item.attempt, url: query.isEmpty ? item.url : item.url + "?" + query, method: method, body: item.body,
             contentType: contentType, headers: [:])
         step.payload = payload
         step.ownsBody = false
@@ -324,8 +487,8 @@ final class S3MultipartUpload: @unchecked Sendable {
         completion(S3ErrorClassifier.judge(outcome))
     }
 
-    /// AbortMultipartUpload, best effort: a store that keeps the parts anyway is cleaned by a
-    /// lifecycle rule (README).
+    /// AbortMultipartUpload of an upload nothing records (no log, or one that cannot hold it),
+    /// best effort: one request; a lifecycle rule cleans up what it leaves (README).
     private func abort(uploadID: String, url: String) {
         S3MultipartUpload.abort(
             uploadID: uploadID, url: url, id: request.id, transport: transport, signer: signer, clock: clock,
@@ -334,10 +497,10 @@ final class S3MultipartUpload: @unchecked Sendable {
     }
 
     /// Sends AbortMultipartUpload for `uploadID` of the object at `url` (item `id`'s) through
-    /// `transport`; `then` gets whether the store confirmed (2xx, or 404: the upload is gone anyway).
+    /// `transport`; `then` gets the answer (`AbortSchedule.judge` says what it means).
     static func abort(
         uploadID: String, url: String, id: ItemID, transport: any UploadTransport, signer: SigV4Signer, clock: any Clock,
-        deadlineSeconds: Double, then: @escaping @Sendable (Bool) -> Void
+        deadlineSeconds: Double, then: @escaping @Sendable (UploadOutcome) -> Void
     ) {
         // No blob behind it: the request sends no body.
         let item = UploadRequest(
@@ -346,13 +509,11 @@ final class S3MultipartUpload: @unchecked Sendable {
         guard var step = stepRequest(
             item, method: "DELETE", query: query, payload: .none, contentType: item.contentType, headers: [:], signer: signer, clock: clock)
         else {
-            then(false)
+            then(.refused("invalid upload URL '\(url)'"))
             return
         }
         step.deadlineSeconds = deadlineSeconds
-        transport.start(step) { outcome in
-            then(outcome.httpStatus.map { (200..<300).contains($0) || $0 == 404 } ?? false)
-        }
+        transport.start(step, completion: then)
     }
 
     /// The outcome of a journal write that threw: a record too long for the log is the store's
@@ -384,10 +545,4 @@ final class S3MultipartUpload: @unchecked Sendable {
         return found
     }
 
-    /// An ETag without its quotes (`&quot;` too): stores differ in how ListParts writes them.
-    static func unquoted(_ etag: String) -> String {
-        var text = etag.replacing("&quot;", with: "\"").replacing("&#34;", with: "\"")
-        text.removeAll { $0 == "\"" }
-        return text
-    }
 }

@@ -155,23 +155,14 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         inner.cancelAll()
     }
 
-    /// Aborts the item's multipart upload, if its log names one (at most 10 s), then removes the log.
-    public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
-        let signer = currentSigner()
-        hashing.async { [self] in
-            guard let recorded = journal.load(), let multipart else {
-                journal.discard()
-                done()
-                return
-            }
-            S3MultipartUpload.abort(
-                uploadID: recorded.uploadID, url: recorded.url, id: journal.id, transport: inner, signer: signer, clock: clock,
-                deadlineSeconds: min(multipart.deadlineSeconds, 10)
-            ) { _ in
-                journal.discard()
-                done()
-            }
-        }
+    /// AbortMultipartUpload of `abort`, signed with the current credentials for the region the
+    /// upload was created in, within `--timeout` (at most 30 s).
+    public func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        var signer = currentSigner()
+        signer.region = abort.region
+        S3MultipartUpload.abort(
+            uploadID: abort.uploadID, url: abort.url, id: abort.id, transport: inner, signer: signer, clock: clock,
+            deadlineSeconds: min(multipart?.deadlineSeconds ?? 30, 30), then: completion)
     }
 
     /// The `Host` header the HTTP client sends for `origin`: the port only when not the default.

@@ -45,8 +45,8 @@ public enum S3UploadAbort {
             S3MultipartUpload.abort(
                 uploadID: upload.uploadID, url: upload.url, id: upload.id, transport: transport, signer: upload.signer,
                 clock: clock, deadlineSeconds: timeoutSeconds
-            ) { ok in
-                confirmed.withLock { $0[i] = ok }
+            ) { outcome in
+                confirmed.withLock { $0[i] = AbortSchedule.judge(outcome) == .confirmed }
                 slots.signal()
                 finished.leave()
             }

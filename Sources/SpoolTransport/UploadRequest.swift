@@ -33,6 +33,9 @@ public struct UploadRequest: Sendable {
     /// Where an S3 multipart upload records its progress (the item's part log); nil for items
     /// too small for one, and for HTTP targets.
     public var partJournal: (any PartJournal)?
+    /// Told what an S3 multipart upload did beyond its outcome (resumed, started over, checked a
+    /// completion with the store, owes an abort), on any thread; nil: nobody listens.
+    public var multipartNotes: (@Sendable (MultipartNote) -> Void)?
 
     // What the steps of an S3 multipart upload ask of the transport underneath; an item's own
     // request keeps the defaults.

@@ -8,20 +8,19 @@ public protocol UploadTransport: Sendable {
     /// Cancels every upload in progress; each still gets its completion, `UploadOutcome.cancelled`
     /// unless another outcome came first.
     func cancelAll()
-    /// The item will not be uploaded (it went to failed/ or was purged): lets go of what is kept
-    /// for it beyond its files (an S3 multipart upload is aborted, best effort and bounded in
-    /// time), removes its part log, then calls `done`, on any thread.
-    func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void)
+    /// Sends one AbortMultipartUpload for an upload spoold gave up, and gives `completion` the
+    /// store's answer as it came (on any thread). No retry here: the daemon's `AbortSchedule`
+    /// decides whether and when to send it again.
+    func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void)
     /// Ends the transport's own threads and closes its connections, before the process exits or
     /// re-executes; in-flight uploads complete as cancelled. Nothing may be started after it.
     func shutdown()
 }
 
 extension UploadTransport {
-    /// HTTP targets keep nothing elsewhere: the log (if any) is removed.
-    public func abandon(_ journal: any PartJournal, done: @escaping @Sendable () -> Void) {
-        journal.discard()
-        done()
+    /// HTTP targets keep no uploads to abort.
+    public func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        completion(.refused("spoold is not uploading to an S3 store: it cannot abort multipart upload \(abort.uploadID)"))
     }
 
     /// Nothing of its own to end (URLSession's threads belong to Foundation).

@@ -32,6 +32,8 @@ public final class ScriptedEventSource: EngineEventSource, @unchecked Sendable {
 
     public func post(_ id: ItemID, _ outcome: UploadOutcome) { inbox.post(id, outcome) }
 
+    public func report(_ report: TransportReport) { inbox.report(report) }
+
     public func requestStop() { inbox.requestStop() }
 
     public func takeEvents() -> EngineEvents {
@@ -41,7 +43,7 @@ public final class ScriptedEventSource: EngineEventSource, @unchecked Sendable {
         }
         let stopLevel = inbox.stopLevel
         lock.withLock { stopLevelTaken = stopLevel }
-        return EngineEvents(watcher: watcher, completions: inbox.takeAll(), stopLevel: stopLevel)
+        return EngineEvents(watcher: watcher, completions: inbox.takeAll(), stopLevel: stopLevel, reports: inbox.takeReports())
     }
 
     public func wait(timeoutMilliseconds: Int32) {}

@@ -53,6 +53,14 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
         }
     }
 
+    /// An abort is one more request (`DELETE <url>?uploadId=<id>`), scripted like the others.
+    public func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        let request = UploadRequest(
+            id: abort.id, attempt: 0, url: abort.url + "?uploadId=" + abort.uploadID, method: "DELETE", body: .none,
+            contentType: "application/xml", headers: [:])
+        start(request, completion: completion)
+    }
+
     /// `answerNext` found no request waiting.
     public struct NothingWaiting: Error {}
 

@@ -1,0 +1,91 @@
+import SpoolCore
+import SpoolStore
+import SpoolTransport
+
+/// What S3 multipart uploads tell the daemon beyond their outcomes (`MultipartNote`): said in
+/// the log and counted in the metrics; and the AbortMultipartUpload requests the daemon owes
+/// (`AbortSchedule`, recorded in `SPOOL/parts/aborts.log`), sent and sent again until the store
+/// confirms them.
+extension Engine {
+    func takeReports(_ reports: [TransportReport], now: Timestamp) {
+        for report in reports {
+            switch report {
+            case .multipart(let id, let note):
+                say(note, of: id)
+                if case .abortOwed(let abort) = note { aborts.add(abort, now: now) }
+                observers.multipartNoted(id, note)
+            case .abortEnded(let abort, let outcome):
+                abortEnded(abort, outcome, now: now)
+            }
+        }
+    }
+
+    private func say(_ note: MultipartNote, of id: ItemID) {
+        switch note {
+        case .resumed(let resume):
+            log.info(
+                "resuming the multipart upload of \(id) (upload \(resume.uploadID)): the store lists \(resume.listed) of its "
+                    + "\(resume.partCount) part(s), \(resume.kept) of them as its part log records them (\(resume.recorded) recorded); "
+                    + "sending \(resume.partCount - resume.kept) part(s), \(ByteText.format(resume.bytesToSend))")
+        case .startedOver(let over):
+            log.info(
+                "starting the multipart upload of \(id) over (\(over.reason.rawValue)): \(over.detail); "
+                    + "throwing away \(over.discardedParts) part(s), \(ByteText.format(over.discardedBytes)), of upload \(over.oldUploadID)")
+        case .completionChecked(let check):
+            switch check.decision {
+            case .completed(let why):
+                log.info("\(id): \(check.doubt); asked the store: \(why): uploaded")
+            case .startOver(let why):
+                log.info("\(id): \(check.doubt); asked the store: \(why): not uploaded")
+            case .retryLater(let why):
+                log.info("\(id): \(check.doubt); asked the store: \(why); the upload is kept for the next attempt")
+            case .headObject:
+                break
+            }
+        case .abortOwed(let abort):
+            log.debug("\(id): multipart upload \(abort.uploadID) given up; its abort is owed (\(AbortLog.fileName))")
+        }
+    }
+
+    /// The item's upload is given up (it went to failed/): its abort is recorded as owed, then its
+    /// part log goes, and the abort is sent. A failure to record it is the spool failing (thrown).
+    func giveUpMultipartUpload(of id: ItemID, now: Timestamp) throws {
+        do {
+            guard let owed = try spool.partLogs.giveUp(id, now: now) else { return }
+            aborts.add(owed, now: now)
+            log.debug("\(id): multipart upload \(owed.uploadID) given up; its abort is owed (\(AbortLog.fileName))")
+        } catch let refusal as PartJournalRefusal {
+            log.warning("\(id): its multipart upload cannot be recorded for an abort (\(refusal)); its part log is kept, and a lifecycle rule on the bucket removes the upload")
+        }
+    }
+
+    /// Sends the aborts that are due (a few at once).
+    func sendDueAborts(now: Timestamp) {
+        let events = self.events
+        for abort in aborts.takeDue(now: now) {
+            log.debug("sending AbortMultipartUpload of upload \(abort.uploadID) (\(abort.id), \(abort.url))")
+            transport.abortUpload(abort) { outcome in events.report(.abortEnded(abort, outcome)) }
+        }
+    }
+
+    private func abortEnded(_ abort: OwedAbort, _ outcome: UploadOutcome, now: Timestamp) {
+        let result = aborts.ended(
+            abort.uploadID, outcome: outcome, policy: configuration.policy, now: now, unitRandom: clock.unitRandom())
+        switch result {
+        case .confirmed:
+            do {
+                try spool.partLogs.aborts.confirmed(abort.uploadID)
+            } catch {
+                log.warning("cannot record in \(spool.path)/parts/\(AbortLog.fileName) that upload \(abort.uploadID) was aborted (\(error)); the next start sends the abort again")
+            }
+            log.info("aborted multipart upload \(abort.uploadID) of \(abort.id) (\(outcome.summary))")
+        case .retry(let at, let why):
+            log.info("AbortMultipartUpload of upload \(abort.uploadID) (\(abort.id)) failed (\(why)); next try in \(formatSeconds(now.seconds(until: at)))")
+        case .held(let why):
+            log.warning("AbortMultipartUpload of upload \(abort.uploadID) (\(abort.id)) refused (\(why)); it stays owed and is sent again at the next start (a lifecycle rule on the bucket also removes it)")
+        case .unknown:
+            return
+        }
+        observers.abortEnded(abort, result)
+    }
+}
