@@ -15,7 +15,9 @@ struct CheckCommand: SpooldCommand {
         orphans in tmp/, a torn or damaged index, folders or other non-files where item files or
         index.wal belong, which recovery sets aside in corrupt/), items in inflight/ while no daemon runs,
         unreadable or malformed .json files, blobs whose size differs from their .json, and
-        names in the state folders that are not items. Without --repair nothing is changed; while
+        names in the state folders that are not items, and S3 multipart uploads spoold gave up but
+        has not yet aborted (SPOOL/parts/aborts.log: the daemon sends those aborts, and again at
+        each start; --repair does not). Without --repair nothing is changed; while
         a daemon runs, transitions in progress may show up as problems.
         --repair takes the daemon lock and runs the same recovery a daemon start runs, then checks
         again. Malformed items are left for the daemon, which parks them in failed/ with the reason.
@@ -116,6 +118,18 @@ struct CheckCommand: SpooldCommand {
                     kind: "inflight",
                     message: "\(id) is in inflight/ (attempt \(location.attempt)) but no daemon runs; recovery returns it to pending/"))
             }
+        }
+        let abortLog = spool.partLogs.aborts.scan()
+        for abort in abortLog.owed {
+            problems.append(Problem(
+                kind: "abort",
+                message: "multipart upload \(abort.uploadID) of \(abort.id) (\(abort.url)) was given up at \(abort.since.iso8601) and is not aborted yet; "
+                    + (daemonRuns ? "the daemon sends AbortMultipartUpload until the store confirms" : "the next daemon start sends AbortMultipartUpload")))
+        }
+        if abortLog.damagedLines > 0 {
+            problems.append(Problem(
+                kind: "abort",
+                message: "parts/\(AbortLog.fileName) has \(abortLog.damagedLines) damaged line(s): an abort recorded there may be lost (read the file; a lifecycle rule removes such uploads)"))
         }
         let inventory = try SpoolInventory.load(spool)
         for stray in inventory.strays {

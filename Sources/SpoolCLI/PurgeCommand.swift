@@ -13,8 +13,9 @@ struct PurgeCommand: SpooldCommand {
         Items being uploaded (inflight/) are refused while a daemon runs; stop it first.
         An item with an S3 multipart upload in progress has it aborted (AbortMultipartUpload,
         signed with the credentials from the environment, up to 8 at once, at most 10 s each);
-        the item is purged whether or not the store answers. For a store behind a private CA,
-        give the daemon's --transport curl --cacert FILE (or --capath DIR).
+        the item is purged whether or not the store answers, and an abort it did not confirm
+        stays owed in SPOOL/parts/aborts.log for the daemon to send at its next start. For a
+        store behind a private CA, give the daemon's --transport curl --cacert FILE (or --capath DIR).
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
         options: [
@@ -52,27 +53,31 @@ struct PurgeCommand: SpooldCommand {
         let transitions = selection.items.map {
             SpoolTransition(ItemLifecycle(location: $0.location, notBefore: now).purge().record(for: $0.id))
         }
+        // Before the items go: their uploads' aborts are owed (recorded) while their logs go, so
+        // a crash in between leaves an abort to send, never an upload nothing names.
+        let (owed, unrecorded) = try spool.giveUpMultipartUploads(of: selection.items.map(\.id), now: now)
+        for (id, why) in unrecorded {
+            context.complain("\(id): its multipart upload cannot be recorded for an abort (\(why)); a lifecycle rule cleans it up (README)")
+        }
         let code = try selection.commit(transitions, on: spool, verb: "purged", context: context)
-        abortMultipartUploads(of: selection.items.map(\.id), spool: spool, context: context)
+        abortMultipartUploads(owed, spool: spool, context: context)
+        for (id, _) in unrecorded { spool.partLogs.remove(id) }
         return code
     }
 
-    /// Aborts the items' multipart uploads (best effort, several at once, each bounded), then
-    /// removes their part logs.
-    private func abortMultipartUploads(of ids: [ItemID], spool: Spool, context: CommandContext) {
-        let open = ids.compactMap { id in spool.partLogs.state(of: id).map { (id, $0) } }
-        for id in ids where !open.contains(where: { $0.0 == id }) { spool.partLogs.remove(id) }
-        guard !open.isEmpty else { return }
+    /// Sends the owed aborts (several at once, each bounded); those the store confirms are
+    /// recorded as done, the others stay owed for the daemon's next start.
+    private func abortMultipartUploads(_ owed: [OwedAbort], spool: Spool, context: CommandContext) {
+        guard !owed.isEmpty else { return }
         guard let (credentials, _) = try? S3Options.credentials(environment: context.environment, command: "purge") else {
-            for (id, upload) in open {
-                context.complain("\(id): no S3 credentials to abort its multipart upload \(upload.uploadID); a lifecycle rule cleans it up (README)")
-                spool.partLogs.remove(id)
+            for abort in owed {
+                context.complain("\(abort.id): no S3 credentials to abort its multipart upload \(abort.uploadID); it stays owed (SPOOL/parts/\(AbortLog.fileName)) and the daemon sends it at its next start")
             }
             return
         }
-        let uploads = open.map { id, upload in
+        let uploads = owed.map { abort in
             S3UploadAbort.Upload(
-                uploadID: upload.uploadID, url: upload.url, id: id, signer: SigV4Signer(credentials: credentials, region: upload.region))
+                uploadID: abort.uploadID, url: abort.url, id: abort.id, signer: SigV4Signer(credentials: credentials, region: abort.region))
         }
         let timeout = 10.0
         let transport: any UploadTransport = if let curl {
@@ -83,10 +88,11 @@ struct PurgeCommand: SpooldCommand {
         defer { (transport as? CurlTransport)?.shutdown() }
         let confirmed = S3UploadAbort.abort(uploads, transport: transport, clock: context.clock, timeoutSeconds: timeout)
         for (upload, ok) in zip(uploads, confirmed) {
-            if !ok {
-                context.complain("\(upload.id): the store did not confirm aborting its multipart upload; a lifecycle rule cleans it up (README)")
+            if ok {
+                try? spool.partLogs.aborts.confirmed(upload.uploadID)
+            } else {
+                context.complain("\(upload.id): the store did not confirm aborting its multipart upload \(upload.uploadID); it stays owed (SPOOL/parts/\(AbortLog.fileName)) and the daemon sends it at its next start")
             }
-            spool.partLogs.remove(upload.id)
         }
     }
 }

@@ -15,6 +15,9 @@ struct StatusCommand: SpooldCommand {
         class (http 4xx, http 5xx, http other, network, refused, interrupted, sidecar, blob
         missing, blob changed, metadata, other). --json has them as "pendingByAge" and
         "failedByReason". "full" says whether a daemon's --max-spool-size is reached.
+        "aborts" counts the S3 multipart uploads spoold gave up and still has to abort
+        (SPOOL/parts/aborts.log), with the oldest; a daemon sends them, again and again while
+        the store does not confirm, and again at each start.
         """,
         options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [])
@@ -44,6 +47,7 @@ struct StatusCommand: SpooldCommand {
         let outage = daemon == nil ? nil : OutageMarker.read(in: spool)
         let intakePaused = daemon == nil ? nil : IntakeMarker.read(in: spool)
         let full = daemon == nil ? nil : SpoolFullMarker.read(in: spool)
+        let owedAborts = spool.partLogs.aborts.owed
 
         if json {
             var object: [String: Any] = [
@@ -76,6 +80,9 @@ struct StatusCommand: SpooldCommand {
             } else {
                 object["full"] = ["full": false]
             }
+            var aborts: [String: Any] = ["count": owedAborts.count]
+            if let oldest = owedAborts.first { aborts["oldestSince"] = oldest.since.iso8601 }
+            object["aborts"] = aborts
             if let outage {
                 object["uploads"] = ["paused": true, "since": outage.since.iso8601, "reason": outage.reason] as [String: Any]
             } else {
@@ -118,6 +125,11 @@ struct StatusCommand: SpooldCommand {
             for (reasonClass, count) in ages.failed.sorted(by: { $0.key < $1.key }) {
                 context.print("  \(reasonClass.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) \(count)")
             }
+        }
+        if let oldest = owedAborts.first {
+            context.print(
+                "aborts   \(owedAborts.count) S3 multipart upload(s) given up and still to abort (parts/\(AbortLog.fileName)), oldest since \(oldest.since.iso8601); "
+                    + (daemon == nil ? "the next daemon start sends them" : "the daemon sends them until the store confirms"))
         }
         if !summary.strays.isEmpty {
             context.print("strays   \(summary.strays.count) file(s) that are not items, e.g. \(summary.strays[0])")
