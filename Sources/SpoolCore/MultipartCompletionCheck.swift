@@ -19,7 +19,10 @@
 /// stores give them without SSE-KMS): the MD5 of the parts' digests followed by `-<parts>`; then
 /// an older object of the same size at the key (a file sent again under the same name) is never
 /// taken for this one. Otherwise only its shape is checked (it must end in `-<parts>`, as every
-/// multipart object's does), with the size.
+/// multipart object's does), with the size. Some stores give a completed object the MD5 of its
+/// bytes instead (`rclone serve s3`, whose ETags come from the file system below it): an ETag of
+/// that shape, with the right size, is compared with the MD5 of the blob itself
+/// (`wantsContentMD5`, then `Expected.contentMD5`), read once for the purpose.
 public enum MultipartCompletionCheck {
     /// The object a completion of the upload's parts makes.
     public struct Expected: Equatable, Sendable {
@@ -27,6 +30,8 @@ public enum MultipartCompletionCheck {
         public var partCount: Int
         /// The object's ETag (unquoted) when every part's ETag is an MD5; nil when only its shape is known.
         public var etag: String?
+        /// The MD5 of the blob (hex), once computed for a store whose ETags are the MD5 of the bytes.
+        public var contentMD5: String?
 
         /// - Parameter partETags: every part's ETag, in part order, as the store returned them.
         public init(size: Int64, partETags: [String]) {
@@ -38,6 +43,7 @@ public enum MultipartCompletionCheck {
         /// What a HEAD answer must show, in words for the log.
         public var description: String {
             "\(size) B, ETag " + (etag.map { "\"\($0)\"" } ?? "ending in -\(partCount)")
+                + (contentMD5.map { " or the blob's MD5 \"\($0)\"" } ?? "")
         }
     }
 
@@ -107,8 +113,16 @@ public enum MultipartCompletionCheck {
     }
 
     private static func matches(_ etag: String, _ expected: Expected) -> Bool {
+        if let md5 = expected.contentMD5, etag.lowercased() == md5 { return true }
         if let exact = expected.etag { return etag.lowercased() == exact }
         return etag.hasSuffix("-\(expected.partCount)")
+    }
+
+    /// Whether HEAD found an object of the right size whose ETag has the shape of a plain MD5
+    /// (a store that gives objects the MD5 of their bytes): worth reading the blob to compare.
+    public static func wantsContentMD5(_ head: Head, expected: Expected) -> Bool {
+        guard expected.contentMD5 == nil, case .found(let size, let etag?) = head, size == expected.size else { return false }
+        return md5Digest(unquoted(etag)) != nil
     }
 
     /// S3's ETag of the object a completion of parts with these ETags makes: the MD5 of their

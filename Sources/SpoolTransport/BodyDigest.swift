@@ -13,7 +13,15 @@ enum BodyDigest {
 
     /// SHA-256 of `parts`, the blob read to exactly its recorded size.
     static func sha256(of parts: [BodyInputStream.Part]) throws -> [UInt8] {
-        let hasher = BulkSHA256()
+        try digest(of: parts, into: BulkSHA256())
+    }
+
+    /// MD5 of `parts` (for comparing a blob with an object whose ETag is its MD5).
+    static func md5(of parts: [BodyInputStream.Part]) throws -> [UInt8] {
+        try digest(of: parts, into: BulkSHA256(md5: true))
+    }
+
+    private static func digest(of parts: [BodyInputStream.Part], into hasher: BulkSHA256) throws -> [UInt8] {
         // No bigger than the largest blob part: a 4 KiB body must not zero a 1 MiB buffer.
         let longest = parts.map { part -> Int64 in if case .bytes = part { 0 } else { part.length } }.max() ?? 0
         var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunkSize), max(longest, 1))))

@@ -14,17 +14,21 @@ public final class BulkSHA256 {
     private let context: OpaquePointer?
     private var swift: SHA256?
     private var failed = false
+    private let length: Int
 
-    public init() {
+    /// - Parameter md5: MD5 instead (libcrypto only: without a context, `finalize` throws), for
+    ///   comparing a blob with a stored object whose ETag is its MD5; never for integrity.
+    public init(md5: Bool = false) {
+        length = md5 ? 16 : SHA256.digestLength
         if let context = EVP_MD_CTX_new() {
-            if EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 {
+            if EVP_DigestInit_ex(context, md5 ? EVP_md5() : EVP_sha256(), nil) == 1 {
                 self.context = context
                 return
             }
             EVP_MD_CTX_free(context)
         }
         context = nil
-        swift = SHA256()
+        if !md5 { swift = SHA256() } else { failed = true }
     }
 
     deinit { if let context { EVP_MD_CTX_free(context) } }
@@ -42,10 +46,13 @@ public final class BulkSHA256 {
 
     /// The digest; throws if libcrypto failed on the way (the digest would be wrong).
     public func finalize() throws -> [UInt8] {
-        guard let context else { return swift?.finalize() ?? [] }
+        guard let context else {
+            guard !failed else { throw Failure() }
+            return swift?.finalize() ?? []
+        }
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
-        guard !failed, EVP_DigestFinal_ex(context, &digest, &length) == 1, Int(length) == SHA256.digestLength else {
+        guard !failed, EVP_DigestFinal_ex(context, &digest, &length) == 1, Int(length) == self.length else {
             throw Failure()
         }
         return Array(digest.prefix(Int(length)))

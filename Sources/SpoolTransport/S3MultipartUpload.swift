@@ -288,7 +288,28 @@ final class S3MultipartUpload: @unchecked Sendable {
             let head: MultipartCompletionCheck.Head = answer.httpStatus == 404 ? .absent : .unclear(answer.summary)
             decided(MultipartCompletionCheck.afterHead(head, expected: expected), doubt: doubt, failing: outcome, parts: parts)
         }) { [self] answer in
-            decided(MultipartCompletionCheck.afterHead(.found(size: answer.contentLength, etag: answer.etag), expected: expected), doubt: doubt, failing: outcome, parts: parts)
+            let head = MultipartCompletionCheck.Head.found(size: answer.contentLength, etag: answer.etag)
+            guard MultipartCompletionCheck.wantsContentMD5(head, expected: expected) else {
+                decided(MultipartCompletionCheck.afterHead(head, expected: expected), doubt: doubt, failing: outcome, parts: parts)
+                return
+            }
+            // The store's ETag may be the MD5 of the bytes: read the blob once, off the attempts' queue.
+            let body = request.body
+            inFlight[0] = RequestCancellation()
+            DispatchQueue.global().async { [self] in
+                let md5 = try? BodyDigest.md5(of: [.blob(body)])
+                work.async { [self] in
+                    inFlight[0] = nil
+                    guard !finished else { return }
+                    guard let md5 else {
+                        fail(.refused(request.body.failure ?? "cannot read the blob to compare it with the object at the key"), abortUpload: false)
+                        return
+                    }
+                    var withMD5 = expected
+                    withMD5.contentMD5 = md5.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+                    decided(MultipartCompletionCheck.afterHead(head, expected: withMD5), doubt: doubt, failing: outcome, parts: parts)
+                }
+            }
         }
     }
 

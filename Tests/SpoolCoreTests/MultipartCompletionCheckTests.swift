@@ -61,6 +61,21 @@ final class MultipartCompletionCheckTests: XCTestCase {
         else { return XCTFail("a single PUT's ETag") }
     }
 
+    /// A store whose ETags are the MD5 of the bytes (rclone serve s3): an object of the right
+    /// size with such an ETag is worth reading the blob for; it is ours only if they match.
+    func testHead_plainMD5ETag_isComparedWithTheBlobsMD5() {
+        let head = MultipartCompletionCheck.Head.found(size: 18, etag: "\"0123456789abcdef0123456789abcdef\"")
+        XCTAssertTrue(MultipartCompletionCheck.wantsContentMD5(head, expected: expected))
+        XCTAssertFalse(MultipartCompletionCheck.wantsContentMD5(.found(size: 17, etag: "\"0123456789abcdef0123456789abcdef\""), expected: expected))
+        XCTAssertFalse(MultipartCompletionCheck.wantsContentMD5(.found(size: 18, etag: "\"8ee05f6ade6cd294ac522f259dd99dfc-3\""), expected: expected))
+        var withMD5 = expected
+        withMD5.contentMD5 = "0123456789abcdef0123456789abcdef"
+        guard case .completed = MultipartCompletionCheck.afterHead(head, expected: withMD5) else { return XCTFail("the blob's MD5") }
+        withMD5.contentMD5 = "ffffffffffffffffffffffffffffffff"
+        guard case .startOver = MultipartCompletionCheck.afterHead(head, expected: withMD5) else { return XCTFail("another object") }
+        guard case .startOver = MultipartCompletionCheck.afterHead(head, expected: expected) else { return XCTFail("not compared: not ours") }
+    }
+
     func testPartsToResend_areTheMissingAndTheChanged() {
         let sent = [1: "\"a\"", 2: "\"b\"", 3: "\"c\""]
         XCTAssertEqual(MultipartCompletionCheck.partsToResend(listed: [1: "a", 3: "x"], sent: sent, partCount: 3), [2, 3])
