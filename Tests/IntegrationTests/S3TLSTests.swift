@@ -85,7 +85,8 @@ final class S3TLSTests: XCTestCase {
                 ["purge", "--spool", spool.path, id] + purgeArguments, environment: environment(spool.root), timeout: 60)
 
             XCTAssertEqual(purged.exitCode, 0, "\(name): \(purged.stderr)")
-            XCTAssertEqual(spool.files(in: "inflight") + spool.files(in: "parts"), [], name)
+            XCTAssertEqual(spool.files(in: "inflight") + spool.partLogs, [], name)
+            XCTAssertEqual(spool.owedAborts.count, confirmed ? 0 : 1, "\(name): an abort not confirmed stays owed, for the daemon")
             XCTAssertEqual(aborts(server) - abortsBefore, confirmed ? 1 : 0, "\(name): \(server.log.suffix(2000))")
             XCTAssertEqual(purged.stderr.contains("did not confirm aborting"), !confirmed, "\(name): \(purged.stderr)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SpoolCore
 import SpoolTestSupport
 import XCTest
 
@@ -24,6 +25,15 @@ struct TestSpool {
 
     func files(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path + "/" + folder)) ?? []).sorted()
+    }
+
+    /// The items' part logs in parts/ (`aborts.log`, the aborts owed, is none).
+    var partLogs: [String] { files(in: "parts").filter { $0 != "aborts.log" } }
+
+    /// The upload ids whose aborts are still owed (parts/aborts.log).
+    var owedAborts: [String] {
+        guard let bytes = FileManager.default.contents(atPath: path + "/parts/aborts.log") else { return [] }
+        return AbortLogCodec.decode(Array(bytes)).owed.map(\.uploadID)
     }
 
     /// All item files in the state folders and tmp/ (incoming/ excluded).
