@@ -376,12 +376,11 @@ final class S3MultipartUpload: @unchecked Sendable {
             PartLogCodec.State(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: $0, url: request.url)
         }
         let bytes = discarding.keys.filter { (1...oldPlan.partCount).contains($0) }.reduce(Int64(0)) { $0 + oldPlan.range(ofPart: $1).length }
-        note(.startedOver(.init(
-            reason: reason, detail: detail, oldUploadID: oldUpload?.uploadID ?? "", discardedParts: discarding.count, discardedBytes: bytes)))
+        var owed: OwedAbort?
         if stillExists, let oldUpload {
             if let journal {
                 do {
-                    note(.abortOwed(try journal.oweAbort(oldUpload, since: clock.now())))
+                    owed = try journal.oweAbort(oldUpload, since: clock.now())
                 } catch is PartJournalRefusal {
                     abort(uploadID: oldUpload.uploadID, url: oldUpload.url)  // unrecordable: best effort
                 } catch {
@@ -392,6 +391,9 @@ final class S3MultipartUpload: @unchecked Sendable {
                 abort(uploadID: oldUpload.uploadID, url: oldUpload.url)
             }
         }
+        note(.startedOver(.init(
+            reason: reason, detail: detail, oldUploadID: oldUpload?.uploadID ?? "", discardedParts: discarding.count, discardedBytes: bytes)))
+        if let owed { note(.abortOwed(owed)) }
         journal?.discard()
         uploadID = nil
         done = [:]
