@@ -1,0 +1,245 @@
+import SpoolCore
+import XCTest
+
+/// The request rate under throttling, on a hand-moved clock: limited on the first throttled
+/// answer, cut once per window, raised additively, floored, paused by Retry-After, lifted.
+final class AdaptiveRequestRateTests: XCTestCase {
+    /// A multiple of 100 ms: the send meter's slots start on it.
+    private let t0 = Timestamp(millisecondsSinceEpoch: 1_795_000_000_000)
+    private let slowDown = AdaptiveRequestRate.Answer.throttled(reason: "HTTP 503: S3 SlowDown")
+
+    private func at(_ milliseconds: Int64) -> Timestamp { t0.adding(milliseconds: milliseconds) }
+
+    /// A rate whose daemon started `count` requests in its first `count` milliseconds.
+    private func sending(_ count: Int, settings: AdaptiveRequestRate.Settings = .init()) -> AdaptiveRequestRate {
+        var rate = AdaptiveRequestRate(settings: settings)
+        for ms in 0..<count { XCTAssertTrue(rate.take(now: at(Int64(ms))), "open: every request may start") }
+        return rate
+    }
+
+    func testOpen_limitsNothing() {
+        var rate = sending(1000)
+        XCTAssertNil(rate.limit)
+        XCTAssertEqual(rate.nextStart(now: at(1000)), at(1000))
+        XCTAssertEqual(rate.answered(.accepted, startedAt: at(0), now: at(1000), unitRandom: 0.5), .none)
+        XCTAssertEqual(rate.answered(.other, startedAt: at(0), now: at(1000), unitRandom: 0.5), .none)
+        XCTAssertNil(rate.limit, "successes and failures do not limit")
+    }
+
+    /// 48 requests in the first 48 ms is 480 a second (not 48): the first throttled answer
+    /// limits the rate to the jittered factor of that, and the next token comes after one to two
+    /// token intervals.
+    func testFirstThrottle_limitsToAJitteredShareOfWhatWasSent() {
+        var rate = sending(48)
+        XCTAssertEqual(rate.answered(slowDown, startedAt: at(0), now: at(50), unitRandom: 0.5), .limited(rate: 336))
+        let limit = try! XCTUnwrap(rate.limit)
+        XCTAssertEqual(limit.rate, 480 * 0.7, accuracy: 1e-9)
+        XCTAssertEqual(limit.ceiling, 480, accuracy: 1e-9)
+        XCTAssertEqual(limit.since, at(50))
+        XCTAssertEqual(limit.reason, "HTTP 503: S3 SlowDown")
+        XCTAssertEqual(rate.throttledAnswers, 1)
+        XCTAssertFalse(rate.take(now: at(50)), "the bucket starts empty")
+        // 1.5 token intervals of 1/336 s: 4.46 ms, rounded up to the millisecond.
+        XCTAssertEqual(rate.nextStart(now: at(50)), at(55))
+        XCTAssertFalse(rate.take(now: at(54)))
+        XCTAssertTrue(rate.take(now: at(55)))
+
+        var other = sending(48)
+        _ = other.answered(slowDown, startedAt: at(0), now: at(50), unitRandom: 0)
+        XCTAssertEqual(other.limit?.rate ?? 0, 480 * 0.6, accuracy: 1e-9, "a random factor in [0.6, 0.8)")
+        XCTAssertEqual(other.nextStart(now: at(50)), at(54), "one token interval at random 0")
+    }
+
+    /// Over any stretch, the starts granted stay within the rate plus one burst and reach it.
+    func testLimited_grantsTheRate_smoothly() {
+        var rate = sending(100)
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)  // 1000/s sent: 700/s
+        var granted = 0
+        var largestBurst = 0
+        var now = at(100)
+        while now < at(2100) {
+            var burst = 0
+            while rate.take(now: now) { burst += 1 }
+            granted += burst
+            largestBurst = max(largestBurst, burst)
+            now = max(now.adding(milliseconds: 1), rate.nextStart(now: now))
+        }
+        XCTAssertLessThanOrEqual(granted, 1400 + 35)
+        XCTAssertGreaterThanOrEqual(granted, 1390)
+        XCTAssertLessThanOrEqual(largestBurst, 1, "woken at each token's time, one start at a time")
+    }
+
+    /// Answers to requests that left before the last cut were sent at the old rate: they cut
+    /// nothing. One that left after it cuts again.
+    func testThrottle_cutsOncePerWindow() {
+        var rate = sending(100)
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)
+        for ms: Int64 in [0, 50, 99] {
+            XCTAssertEqual(rate.answered(slowDown, startedAt: at(ms), now: at(101), unitRandom: 0.5), .none)
+        }
+        XCTAssertEqual(rate.limit?.rate ?? 0, 700, accuracy: 1e-9)
+        XCTAssertEqual(rate.throttledAnswers, 4, "counted all the same")
+        guard case .cut(let cut) = rate.answered(slowDown, startedAt: at(100), now: at(120), unitRandom: 0.5) else {
+            return XCTFail("a request sent since the cut cuts")
+        }
+        XCTAssertEqual(cut, 490, accuracy: 1e-9)
+        XCTAssertEqual(rate.answered(slowDown, startedAt: at(110), now: at(121), unitRandom: 0.5), .none, "sent before the second cut")
+    }
+
+    func testCuts_stopAtTheFloor() {
+        var rate = sending(10)
+        var now = at(100)
+        for _ in 0..<40 {
+            _ = rate.answered(slowDown, startedAt: now, now: now, unitRandom: 0)
+            now = now.adding(milliseconds: 10)
+        }
+        XCTAssertEqual(rate.limit?.rate, 0.5)
+        XCTAssertEqual(rate.limit?.ceiling, 100, "the ceiling stays what was sent at first")
+    }
+
+    /// While every request succeeds the rate climbs by `increasePerSecond` a second, however
+    /// many answers there are; answers to requests from before the cut raise nothing.
+    func testSuccesses_raiseTheRateAdditively() {
+        var rate = sending(100)
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)  // 700/s, ceiling 1000
+        XCTAssertEqual(rate.answered(.accepted, startedAt: at(50), now: at(1100), unitRandom: 0.5), .none)
+        XCTAssertEqual(rate.limit?.rate ?? 0, 700, accuracy: 1e-9, "sent before the cut")
+        var now = at(100)
+        while now < at(5100) {
+            now = now.adding(milliseconds: 2)
+            _ = rate.answered(.accepted, startedAt: at(100), now: now, unitRandom: 0.5)
+        }
+        XCTAssertEqual(rate.limit?.rate ?? 0, 750, accuracy: 1e-6, "5 s of successes: +5 x 10/s")
+
+        // One success after a silence is at most one second's worth.
+        _ = rate.answered(.accepted, startedAt: at(100), now: at(9_100), unitRandom: 0.5)
+        XCTAssertEqual(rate.limit?.rate ?? 0, 760, accuracy: 1e-6)
+    }
+
+    /// A limit that grows back to what was sent when the store first objected is lifted.
+    func testLimit_liftedAtTheCeiling() {
+        var rate = sending(5)  // 50/s sent: limited to 35/s, ceiling 50
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)
+        var now = at(100)
+        var change = AdaptiveRequestRate.Change.none
+        while rate.limit != nil {
+            now = now.adding(milliseconds: 100)
+            change = rate.answered(.accepted, startedAt: at(100), now: now, unitRandom: 0.5)
+        }
+        XCTAssertEqual(change, .lifted(since: at(100)))
+        XCTAssertEqual(at(100).seconds(until: now), 1.5, accuracy: 0.001, "15/s to gain at 10/s a second")
+        XCTAssertTrue(rate.take(now: now))
+    }
+
+    /// A limit that neither met a throttle nor held a request back for `quietSeconds` limits
+    /// nothing: it is lifted. A request held back keeps it.
+    func testLimit_liftedWhenQuiet_keptWhileItHoldsRequestsBack() {
+        var rate = sending(100)
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)
+        XCTAssertEqual(rate.liftDue, at(10_100))
+        XCTAssertFalse(rate.take(now: at(100)), "held back")
+        XCTAssertEqual(rate.settle(now: at(10_099)), .none)
+        XCTAssertEqual(rate.liftDue, at(10_100))
+        XCTAssertTrue(rate.take(now: at(5_000)))
+        XCTAssertEqual(rate.liftDue, at(10_100), "a request that went did not need the limit")
+        var heldBack: Int64 = 0
+        for ms in stride(from: Int64(5_000), to: 9_000, by: 1) where !rate.take(now: at(ms)) { heldBack = ms }
+        XCTAssertGreaterThan(heldBack, 8_990, "a request a millisecond is more than 700/s")
+        XCTAssertEqual(rate.liftDue, at(heldBack + 10_000), "10 s after the last request held back")
+        XCTAssertEqual(rate.settle(now: at(heldBack + 9_999)), .none)
+        XCTAssertEqual(rate.settle(now: at(heldBack + 10_000)), .lifted(since: at(100)))
+        XCTAssertNil(rate.limit)
+    }
+
+    /// Retry-After: nothing starts before it (capped by the longest pause), and the limit is not
+    /// lifted while it lasts.
+    func testRetryAfter_pausesEveryRequest_cappedByTheLongestPause() {
+        var rate = sending(10, settings: .init(maximumPauseSeconds: 60))
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), retryAfterSeconds: 30, unitRandom: 0.5)
+        XCTAssertEqual(rate.pausedUntil, at(30_100))
+        XCTAssertEqual(rate.nextStart(now: at(200)), at(30_100))
+        XCTAssertFalse(rate.take(now: at(30_099)))
+        XCTAssertEqual(rate.settle(now: at(35_000)), .none, "quiet counts from the end of the pause")
+        XCTAssertTrue(rate.take(now: at(30_100)))
+
+        _ = rate.answered(slowDown, startedAt: at(30_100), now: at(30_200), retryAfterSeconds: 3600, unitRandom: 0.5)
+        XCTAssertEqual(rate.pausedUntil, at(90_200), "capped at 60 s")
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(30_300), retryAfterSeconds: 1, unitRandom: 0.5)
+        XCTAssertEqual(rate.pausedUntil, at(90_200), "a shorter Retry-After does not shorten the pause")
+    }
+
+    func testGiveBack_returnsTheToken() {
+        var rate = sending(100)
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)
+        let due = rate.nextStart(now: at(100))
+        XCTAssertTrue(rate.take(now: due))
+        XCTAssertFalse(rate.take(now: due))
+        rate.giveBack(now: due)
+        XCTAssertTrue(rate.take(now: due))
+    }
+
+    /// Three daemons (16 requests in flight each, 5 ms a request) against a store that accepts
+    /// 300 requests a second (a bucket of 30) and answers the rest throttled, answers arriving
+    /// in the same millisecond in a shuffled order: the rule keeps the store near its limit,
+    /// gets fewer throttled answers than accepted ones, and gives each daemon a fair share.
+    func testThreeDaemons_shareAThrottlingStore() {
+        struct Daemon {
+            var rate = AdaptiveRequestRate()
+            var inFlight: [(startedAt: Timestamp, answerAt: Timestamp)] = []
+            var accepted = 0
+            var throttled = 0
+        }
+        var daemons = [Daemon](repeating: Daemon(), count: 3)
+        var random = SplitMix(seed: 31)
+        var storeTokens = 30.0
+        var now = t0
+        let end = t0.adding(seconds: 20)
+        var acceptedInLast10s = 0
+        while now < end {
+            storeTokens = min(30, storeTokens + 0.3)
+            for d in daemons.indices.shuffled(using: &random) {
+                var daemon = daemons[d]
+                // Answers due now.
+                let (due, later) = (daemon.inFlight.filter { $0.answerAt <= now }, daemon.inFlight.filter { $0.answerAt > now })
+                daemon.inFlight = later
+                for request in due {
+                    if storeTokens >= 1 {
+                        storeTokens -= 1
+                        daemon.accepted += 1
+                        if now >= t0.adding(seconds: 10) { acceptedInLast10s += 1 }
+                        _ = daemon.rate.answered(.accepted, startedAt: request.startedAt, now: now, unitRandom: random.unit())
+                    } else {
+                        daemon.throttled += 1
+                        _ = daemon.rate.answered(slowDown, startedAt: request.startedAt, now: now, unitRandom: random.unit())
+                    }
+                }
+                while daemon.inFlight.count < 16, daemon.rate.take(now: now) {
+                    daemon.inFlight.append((now, now.adding(milliseconds: 5)))
+                }
+                daemons[d] = daemon
+            }
+            now = now.adding(milliseconds: 1)
+        }
+        let accepted = daemons.map(\.accepted)
+        print("three daemons, 20 s: accepted \(accepted), throttled \(daemons.map(\.throttled)), rates \(daemons.map { $0.rate.limit?.rate ?? 0 })")
+        let throttled = daemons.map(\.throttled).reduce(0, +)
+        XCTAssertGreaterThan(Double(acceptedInLast10s), 0.8 * 300 * 10, "the store kept busy: \(accepted)")
+        XCTAssertLessThan(throttled, accepted.reduce(0, +) / 5, "throttled \(throttled), accepted \(accepted)")
+        XCTAssertGreaterThan(Double(accepted.min()!), 0.6 * Double(accepted.max()!), "fair shares: \(accepted)")
+        for daemon in daemons { XCTAssertNotNil(daemon.rate.limit, "still limited: the store's limit binds") }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so the simulation is the same on every run.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
