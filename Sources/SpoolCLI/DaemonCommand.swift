@@ -377,10 +377,12 @@ struct DaemonCommand {
         OutageMarker.remove(in: spool)
         IntakeMarker.remove(in: spool)
         SpoolFullMarker.remove(in: spool)
+        ThrottleMarker.remove(in: spool)
         defer {
             OutageMarker.remove(in: spool)
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
+            ThrottleMarker.remove(in: spool)
         }
         if let s3, handoff == nil { log.info(s3.description) }
         if handoff == nil {
@@ -389,7 +391,9 @@ struct DaemonCommand {
             }
         }
         while true {
-            let transport = makeTransport(context: context, log: log)
+            // One request rate for the items the engine starts and the parts the transport sends.
+            let pacer = RequestPacer(settings: .init(maximumPauseSeconds: configuration.policy.maximumBackoffSeconds))
+            let transport = makeTransport(context: context, log: log, pacer: pacer)
             let hookRunner = hooks.isEmpty
                 ? nil : HookRunner(hooks, spoolPath: spool.path, log: log, withholding: hookWithheldVariables)
             var configuration = configuration
@@ -401,7 +405,7 @@ struct DaemonCommand {
             }
             let engine = try Engine(
                 spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-                processTag: UInt64.random(in: 0...UInt64.max), events: try SystemEventSource(stopSignals: signals))
+                processTag: UInt64.random(in: 0...UInt64.max), events: try SystemEventSource(stopSignals: signals), pacer: pacer)
             if let hookRunner { engine.observers.add(hookRunner) }
             addObservers(to: engine, spool: spool, context: context, log: log)
             let startedAt = handoff?.startedAt ?? context.clock.now()
@@ -441,7 +445,7 @@ struct DaemonCommand {
 
     /// The HTTP transport (URLSession, or libcurl with `--transport curl`), wrapped by the S3
     /// signer with `--url s3://...`.
-    func makeTransport(context: CommandContext, log: EventLog) -> any UploadTransport {
+    func makeTransport(context: CommandContext, log: EventLog, pacer: RequestPacer) -> any UploadTransport {
         let http: any UploadTransport
         // Multipart S3 uploads send several parts per item at once, over the same connections.
         let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)

@@ -102,7 +102,7 @@ public struct AbortSchedule: Sendable {
         switch judged.class {
         case .success: return .confirmed
         case .final: return .refused(judged.summary)
-        case .retryable, .outage: return .retry
+        case .retryable, .outage, .throttled: return .retry
         }
     }
 

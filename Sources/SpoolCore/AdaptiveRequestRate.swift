@@ -10,9 +10,9 @@
 ///   sending (the requests it started in the last second), never below `floor`. The rate it was
 ///   sending is the ceiling: a limit that grows back to it is lifted.
 /// - **Each further throttled answer** cuts the rate by such a factor again, down to `floor`,
-///   unless its request started before the last cut: that one was sent at the old rate and says
-///   nothing new (TCP cuts once per window, not once per lost segment).
-/// - **Each accepted answer** to a request started since the last cut raises the rate by
+///   unless its request started before the last cut (or in its millisecond): that one was sent
+///   at the old rate and says nothing new (TCP cuts once per window, not once per lost segment).
+/// - **Each accepted answer** to a request started after the last cut raises the rate by
 ///   `increasePerSecond` per second since the last raise (at most one second's worth per answer):
 ///   while every request succeeds, the rate climbs by `increasePerSecond` each second. The
 ///   increase is the same for every daemon and the decrease proportional, so daemons sharing a
@@ -177,7 +177,7 @@ public struct AdaptiveRequestRate: Equatable, Sendable {
         case .other:
             return settled
         case .accepted:
-            guard var limit, startedAt >= limit.lastCut else { return settled }
+            guard var limit, startedAt > limit.lastCut else { return settled }
             let seconds = min(1, max(0, limit.lastRaise.seconds(until: now)))
             limit.rate += settings.increasePerSecond * seconds
             limit.lastRaise = max(limit.lastRaise, now)
@@ -205,7 +205,7 @@ public struct AdaptiveRequestRate: Equatable, Sendable {
             }
             limit.lastThrottled = max(limit.lastThrottled, now)
             limit.reason = reason
-            guard startedAt >= limit.lastCut else {
+            guard startedAt > limit.lastCut else {
                 self.limit = limit
                 return .none
             }

@@ -3,7 +3,8 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
     public var number: Int
     public var startedAt: String
     public var finishedAt: String?
-    /// `success`, `retryable`, `final`, `outage` or `interrupted`: see `UploadOutcome.Class`.
+    /// `success`, `retryable`, `final` or `interrupted`: see `UploadOutcome.Class` (`outage` and
+    /// `throttled` attempts are handed back and leave no entry).
     public var outcome: String
     public var httpStatus: Int?
     /// A one-line, operator-readable error (`HTTP 500 Internal Server Error`, `connection refused`).
@@ -26,11 +27,11 @@ public struct AttemptRecord: Codable, Equatable, Sendable {
 
     /// Whether this attempt ended with an outcome (`success`, `retryable`, `final`), as opposed to
     /// `interrupted` (or a word this version does not know, counted the same way: that budget is
-    /// the larger one). `outage` attempts are handed back and never enter the history.
+    /// the larger one). `outage` and `throttled` attempts are handed back and never enter the history.
     public var isAnswered: Bool {
         switch UploadOutcome.Class(rawValue: outcome) {
         case .success, .retryable, .final: true
-        case .outage, nil: false
+        case .outage, .throttled, nil: false
         }
     }
 }

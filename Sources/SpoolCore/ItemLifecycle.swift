@@ -83,8 +83,9 @@ public struct ItemLifecycle: Equatable, Sendable {
             location = ItemLocation(.failed, attempt: from.attempt)
             let reason = outcome.refusal != nil ? outcome.summary : "\(outcome.summary): the server refused the item"
             return .fail(from: from, to: location, reason: reason)
-        case .outage:
-            // The endpoint was unreachable: not the item's fault, so the attempt is handed back.
+        case .outage, .throttled:
+            // The endpoint was unreachable, or asked for fewer requests: not the item's fault, so
+            // the attempt is handed back (the daemon's request rate paces the next one).
             return handBack(now: now)
         case .retryable:
             let before = earlier ?? AttemptTally(answered: from.attempt - 1, interrupted: 0)
@@ -103,8 +104,9 @@ public struct ItemLifecycle: Equatable, Sendable {
         }
     }
 
-    /// Returns an attempt that did not count against the item (endpoint unreachable, or the upload
-    /// cancelled by an operator's second stop signal): inflight.aN goes back to pending.a(N-1).
+    /// Returns an attempt that did not count against the item (endpoint unreachable or throttling,
+    /// or the upload cancelled by an operator's second stop signal): inflight.aN goes back to
+    /// pending.a(N-1).
     public mutating func handBack(now: Timestamp) -> Action {
         precondition(location.state == .inflight, "hand-back of an item in \(location)")
         let from = location

@@ -2,14 +2,20 @@
 public enum OutcomeClassifier {
     public static func classify(_ outcome: UploadOutcome) -> UploadOutcome.Class {
         if outcome.refusal != nil { return .final }
-        if let status = outcome.httpStatus { return classify(status: status) }
+        if let status = outcome.httpStatus {
+            // A 503 that says when to come back is the server asking for less, like a 429; a bare
+            // 503 cannot be told from a server failing this item, so it is retried and counted.
+            if status == 503, outcome.retryAfterSeconds != nil { return .throttled }
+            return classify(status: status)
+        }
         return outcome.failedBeforeSending ? .outage : .retryable
     }
 
     public static func classify(status: Int) -> UploadOutcome.Class {
         switch status {
         case 200..<300: .success
-        case 408, 425, 429: .retryable
+        case 429: .throttled
+        case 408, 425: .retryable
         case 500..<600: .retryable
         case 400..<500: .final
         default: .retryable  // 1xx/3xx that reached us unresolved, or nonsense: try again, bounded

@@ -14,10 +14,19 @@ public enum S3ErrorClassifier {
         "NoSuchBucket": "the bucket does not exist",
         "AuthorizationHeaderMalformed": "the region is wrong (--s3-region)",
     ]
+    /// Codes that ask the client for fewer requests, whatever their status: S3's `SlowDown`
+    /// (503), MinIO's `SlowDownWrite` and `SlowDownRead`, and the throttling codes the AWS SDKs'
+    /// retry modes know, which gateways in front of a store may answer. No verdict on the item:
+    /// the attempt is handed back and the daemon's request rate is lowered.
+    public static let throttling: Set<String> = [
+        "SlowDown", "SlowDownWrite", "SlowDownRead", "Throttling", "ThrottlingException", "ThrottledException",
+        "RequestThrottled", "RequestThrottledException", "TooManyRequestsException", "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+    ]
     /// Codes worth another attempt whatever their status. `NoSuchUpload` (404) is a multipart
     /// upload the store lost in the middle of an attempt (restarted, aborted by a lifecycle
     /// rule): the next attempt finds it gone at ListParts and starts a new one.
-    public static let retryable: Set<String> = ["SlowDown", "InternalError", "ServiceUnavailable", "RequestTimeout", "NoSuchUpload"]
+    public static let retryable: Set<String> = ["InternalError", "ServiceUnavailable", "RequestTimeout", "NoSuchUpload"]
     /// Codes that are final whatever their status.
     public static let final: Set<String> = ["EntityTooLarge", "InvalidArgument", "KeyTooLongError", "InvalidBucketName"]
 
@@ -33,8 +42,12 @@ public enum S3ErrorClassifier {
         } else if code == "RequestTimeTooSkewed" {
             judged.ruledClass = .retryable
             judged.ruleFailure = "S3 \(code): the clock is off (this machine's time differs too much from the store's)"
+        } else if throttling.contains(code) {
+            judged.ruledClass = .throttled
+            judged.ruleFailure = "S3 \(code)"
         } else if retryable.contains(code) {
-            judged.ruledClass = .retryable
+            // A 503 that says when to come back stays throttling, whatever its code.
+            if OutcomeClassifier.classify(outcome) != .throttled { judged.ruledClass = .retryable }
             judged.ruleFailure = "S3 \(code)"
         } else if final.contains(code) {
             judged.ruledClass = .final

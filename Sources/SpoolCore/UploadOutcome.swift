@@ -4,12 +4,16 @@ public struct UploadOutcome: Equatable, Sendable {
     public enum Class: String, Sendable {
         /// 2xx: the item is done.
         case success
-        /// Worth another attempt (5xx, 408, 425, 429, a network error after the request went out).
+        /// Worth another attempt (5xx, 408, 425, a network error after the request went out).
         case retryable
         /// The server refused this item for good (other 4xx): straight to `failed/`.
         case final
         /// The endpoint could not be reached at all: the attempt is not the item's fault.
         case outage
+        /// The endpoint asks the client for fewer requests (429, a 503 with `Retry-After`, S3's
+        /// `SlowDown`): no verdict on the item, so the attempt is handed back, and the daemon's
+        /// request rate is lowered (`AdaptiveRequestRate`).
+        case throttled
     }
 
     public var httpStatus: Int?

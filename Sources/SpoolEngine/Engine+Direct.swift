@@ -12,10 +12,11 @@ import SpoolTransport
 /// milliseconds later.
 extension Engine {
     /// Whether announced files go straight to the endpoint now: it answers (no outage, no
-    /// probe), intake is not paused, and no queued item is due (those go first, in order).
+    /// probe) and does not throttle, intake is not paused, and no queued item is due (those go
+    /// first, in order).
     func directUploadsMayRun(now: Timestamp) -> Bool {
         configuration.directUploads && !configuration.keepDone && !directUnsupported && endpoint.outage == nil
-            && intake.pausedSince == nil && due.countDue(at: now, upTo: 1) == 0
+            && !pacer.isLimited && intake.pausedSince == nil && due.countDue(at: now, upTo: 1) == 0
     }
 
     /// Starts a direct upload of the next announced files, one per free slot, and returns those
@@ -35,7 +36,13 @@ extension Engine {
             }
             incomingSettling[name] = nil
             if reportedNames.contains(name) { continue }
+            // Each request counts toward the rate the daemon sends (a limit starts from it).
+            guard pacer.take(now: now) else {
+                putBackAnnounced(names[n...])
+                break
+            }
             if (try? spool.incomingStatus(name + SpoolFolder.sidecarSuffix)) != nil {
+                pacer.giveBack(now: now)
                 intake.append(name)
                 continue
             }
@@ -55,9 +62,11 @@ extension Engine {
                 log.debug("sending incoming/\(name) directly as \(id)")
                 send(id, attempt: 1, metadata: metadata, body: BlobBody(descriptor: fd.rawValue, size: size))
             case .declined(let why):
+                pacer.giveBack(now: now)
                 log.debug("incoming/\(name) is taken in as an item, not sent directly: \(why)")
                 intake.append(name)
             case .unsupported(let why):
+                pacer.giveBack(now: now)
                 directUnsupported = true
                 log.info("files are not sent straight from incoming/: the spool's file system keeps no extended attributes (\(why)); each is made a durable item first")
                 intake.append(name)

@@ -37,8 +37,10 @@ extension Engine {
     }
 
     /// Files left announced by `intakeBatchLimit` are taken when an upload ends (its completion
-    /// wakes the engine), not at once.
-    var intakeFollowsUploads: Bool { intake.pausedSince == nil && endpoint.outage == nil && !uploads.isEmpty }
+    /// wakes the engine) or, while requests are limited, when the next may start, not at once.
+    var intakeFollowsUploads: Bool {
+        intake.pausedSince == nil && endpoint.outage == nil && (!uploads.isEmpty || pacer.isLimited)
+    }
 
     /// An add found the disk full (nothing of it was kept): pause, say so once, keep uploading.
     func intakeFoundNoRoom(now: Timestamp, cause: String) {

@@ -33,6 +33,12 @@ extension Engine {
             }
             guard var lifecycle = items[next.id], lifecycle.state == .pending, lifecycle.notBefore == next.notBefore
             else { continue }  // a stale heap entry
+            // While the endpoint throttles, a request starts only when the rate allows (a probe
+            // is paced by the outage); the step that gets the next token claims the item.
+            guard probe || pacer.take(now: now) else {
+                deferred.append(next)
+                break
+            }
             let from = lifecycle.location
             let metadata: ItemMetadata
             do {
@@ -42,12 +48,14 @@ extension Engine {
                     throw EngineItemError(refusal)
                 }
             } catch {
+                if !probe { pacer.giveBack(now: now) }
                 try quarantine(next.id, lifecycle, reason: "\(error)")
                 continue
             }
             let pending = lifecycle
             let claim = lifecycle.claim()
             if case .fail(_, _, let reason) = claim {
+                if !probe { pacer.giveBack(now: now) }
                 try quarantine(next.id, pending, reason: reason)
                 continue
             }
@@ -182,6 +190,9 @@ extension Engine {
                 .redact(configuration.outcomeRules.judge(completion.outcome))
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
+            if !outcome.wasCancelled {
+                pacer.answered(outcome, startedAt: upload.startedAt, now: now, unitRandom: clock.unitRandom())
+            }
             let action: ItemLifecycle.Action
             if cancelling && outcome.wasCancelled {
                 action = lifecycle.handBack(now: now)
@@ -215,6 +226,9 @@ extension Engine {
                     kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size))
             case .handBack(_, _, let notBefore):
+                if outcome.class == .throttled {
+                    log.debug("attempt \(attempt) of \(completion.id) throttled (\(outcome.summary)); handed back uncounted")
+                }
                 // The attempt did not count, so the history is left as it was.
                 round.finish(SpoolTransition(
                     action.record(for: id), metadata: upload.isDirect ? metadata : nil, notBefore: notBefore,

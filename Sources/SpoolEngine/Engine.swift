@@ -25,6 +25,11 @@ public final class Engine {
     var uploads: [ItemID: Upload] = [:]
     /// Reachable, or paused by an outage with one probe at a time.
     var endpoint = EndpointState.reachable
+    /// The daemon's request rate, limited while the endpoint throttles (`Engine+Throttling`);
+    /// shared with the transport's multipart uploads.
+    public let pacer: RequestPacer
+    /// The limit as last logged and written to `SPOOL/throttled`, while there is one.
+    var shownLimit: ShownLimit?
     /// Paused while the spool's file system is full (see `Engine+Intake`).
     var intake = IntakeGate()
     var summary = RunSummary()
@@ -145,9 +150,10 @@ public final class Engine {
     public init(
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
         log: EventLog, processTag: UInt64,
-        events: (any EngineEventSource)? = nil,
+        events: (any EngineEventSource)? = nil, pacer: RequestPacer? = nil,
         residentKiB: @escaping () -> Int? = ProcessImage.trimmedResidentKilobytes
     ) throws {
+        self.pacer = pacer ?? RequestPacer(settings: .init(maximumPauseSeconds: configuration.policy.maximumBackoffSeconds))
         self.recycleTrigger = configuration.recycle
         self.readResidentKiB = residentKiB
         self.spool = spool
@@ -220,6 +226,7 @@ public final class Engine {
         // Before the outcomes: an upload's notes were posted before it ended.
         takeReports(arrived.reports, now: now)
         collectFinished(arrived.completions, now: now, into: &round)
+        noteRequestRate(now: now)
         makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
         if !stopping && round.spoolFailure == nil {
@@ -313,10 +320,12 @@ public final class Engine {
         items.isEmpty && uploads.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty && aborts.inFlightCount == 0
     }
 
-    /// Milliseconds until something is due: the next pending item, the next probe, the next
-    /// settle check or the periodic rescan. Never busy-polls: a wake-up "now" is only for work
-    /// the next step can do, so a daemon that cannot make progress (the spool full, the endpoint
-    /// down, every item waiting for its retry) sleeps until an event or a deadline.
+    /// Milliseconds until something is due: the next pending item (or, while requests are
+    /// limited, the next token for it), the next probe, the next settle check, the end of a
+    /// limit that went unused, or the periodic rescan. Never busy-polls: a wake-up "now" is only
+    /// for work the next step can do, so a daemon that cannot make progress (the spool full, the
+    /// endpoint down or throttling, every item waiting for its retry) sleeps until an event or a
+    /// deadline.
     func pollTimeout(now: Timestamp) -> Int32 {
         var wake = nextRescan
         if let settle = nextSettleCheck { wake = min(wake, settle) }
@@ -335,9 +344,13 @@ public final class Engine {
             // While a probe is out, its completion wakes us. A probe is an upload of a due item:
             // it waits for the probe time and for the first item's retry time, whichever is later.
             if let probe = endpoint.nextProbe, let next = due.first { wake = min(wake, max(probe, next.notBefore)) }
-        } else if uploads.count < configuration.concurrency, let next = due.first { wake = min(wake, next.notBefore) }
+        } else if uploads.count < configuration.concurrency, let next = due.first {
+            wake = min(wake, max(next.notBefore, pacer.nextStart(now: now)))
+        }
         if let durable = nextDirectDurable { wake = min(wake, durable) }
         if let abort = aborts.nextDue { wake = min(wake, abort) }
+        if let lift = pacer.liftDue { wake = min(wake, lift) }
+        if let rewrite = shownLimit?.rewriteAt { wake = min(wake, rewrite) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
     }

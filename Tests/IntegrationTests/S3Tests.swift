@@ -161,14 +161,14 @@ class S3Tests: XCTestCase {
         let created = ScriptedResponse.status(
             200, body: "<InitiateMultipartUploadResult><UploadId>up+1/x</UploadId></InitiateMultipartUploadResult>")
         let part = { (etag: String) in ScriptedResponse.status(200, headers: [("ETag", etag)]) }
-        let slowDown = ScriptedResponse.status(503, body: "<Error><Code>SlowDown</Code></Error>")
+        let internalError = ScriptedResponse.status(500, body: "<Error><Code>InternalError</Code></Error>")
         let page1 = ScriptedResponse.status(
             200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>1</NextPartNumberMarker>"
                 + "<Part><PartNumber>1</PartNumber><ETag>&quot;e1&quot;</ETag></Part></ListPartsResult>")
         let page2 = ScriptedResponse.status(
             200, body: "<ListPartsResult><IsTruncated>false</IsTruncated><Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part></ListPartsResult>")
         let receiver = UploadReceiver(script: .sequence(
-            [created, part("\"e1\""), part("\"e2\""), slowDown, page1, page2, part("\"e3\"")], thenAlways: part("\"x\"")))
+            [created, part("\"e1\""), part("\"e2\""), internalError, page1, page2, part("\"e3\"")], thenAlways: part("\"x\"")))
         let blob = payload((10 << 20) + 3, seed: 7)
         let (spool, result) = try drainOneItem(
             "three parts.bin", blob, to: receiver, url: "s3://bucket/k/", extra: ["--retry-base", "0.01", "--max-attempts", "2"])
@@ -203,7 +203,7 @@ class S3Tests: XCTestCase {
         let created = ScriptedResponse.status(
             200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
         let part = { (etag: String) in ScriptedResponse.status(200, headers: [("ETag", etag)]) }
-        let slowDown = ScriptedResponse.status(503, body: "<Error><Code>SlowDown</Code></Error>")
+        let internalError = ScriptedResponse.status(500, body: "<Error><Code>InternalError</Code></Error>")
         let page = { (next: Int, listed: String) in
             ScriptedResponse.status(
                 200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>\(next)</NextPartNumberMarker>"
@@ -214,7 +214,7 @@ class S3Tests: XCTestCase {
             200, body: "<ListPartsResult><IsTruncated>true</IsTruncated><NextPartNumberMarker>9999</NextPartNumberMarker></ListPartsResult>",
             headers: [("ETag", "\"e3\"")])
         let receiver = UploadReceiver(script: .sequence(
-            [created, part("\"e1\""), part("\"e2\""), slowDown,
+            [created, part("\"e1\""), part("\"e2\""), internalError,
              page(1, "<Part><PartNumber>1</PartNumber><ETag>\"e1\"</ETag></Part>"),
              page(2, "<Part><PartNumber>2</PartNumber><ETag>\"e2\"</ETag></Part>"), page(3, "")],
             thenAlways: endless))

@@ -74,12 +74,12 @@ final class AdaptiveRequestRateTests: XCTestCase {
     func testThrottle_cutsOncePerWindow() {
         var rate = sending(100)
         _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)
-        for ms: Int64 in [0, 50, 99] {
+        for ms: Int64 in [0, 50, 99, 100] {
             XCTAssertEqual(rate.answered(slowDown, startedAt: at(ms), now: at(101), unitRandom: 0.5), .none)
         }
         XCTAssertEqual(rate.limit?.rate ?? 0, 700, accuracy: 1e-9)
-        XCTAssertEqual(rate.throttledAnswers, 4, "counted all the same")
-        guard case .cut(let cut) = rate.answered(slowDown, startedAt: at(100), now: at(120), unitRandom: 0.5) else {
+        XCTAssertEqual(rate.throttledAnswers, 5, "counted all the same")
+        guard case .cut(let cut) = rate.answered(slowDown, startedAt: at(101), now: at(120), unitRandom: 0.5) else {
             return XCTFail("a request sent since the cut cuts")
         }
         XCTAssertEqual(cut, 490, accuracy: 1e-9)
@@ -107,12 +107,12 @@ final class AdaptiveRequestRateTests: XCTestCase {
         var now = at(100)
         while now < at(5100) {
             now = now.adding(milliseconds: 2)
-            _ = rate.answered(.accepted, startedAt: at(100), now: now, unitRandom: 0.5)
+            _ = rate.answered(.accepted, startedAt: at(101), now: now, unitRandom: 0.5)
         }
         XCTAssertEqual(rate.limit?.rate ?? 0, 750, accuracy: 1e-6, "5 s of successes: +5 x 10/s")
 
         // One success after a silence is at most one second's worth.
-        _ = rate.answered(.accepted, startedAt: at(100), now: at(9_100), unitRandom: 0.5)
+        _ = rate.answered(.accepted, startedAt: at(101), now: at(9_100), unitRandom: 0.5)
         XCTAssertEqual(rate.limit?.rate ?? 0, 760, accuracy: 1e-6)
     }
 
@@ -124,7 +124,7 @@ final class AdaptiveRequestRateTests: XCTestCase {
         var change = AdaptiveRequestRate.Change.none
         while rate.limit != nil {
             now = now.adding(milliseconds: 100)
-            change = rate.answered(.accepted, startedAt: at(100), now: now, unitRandom: 0.5)
+            change = rate.answered(.accepted, startedAt: at(101), now: now, unitRandom: 0.5)
         }
         XCTAssertEqual(change, .lifted(since: at(100)))
         XCTAssertEqual(at(100).seconds(until: now), 1.5, accuracy: 0.001, "15/s to gain at 10/s a second")

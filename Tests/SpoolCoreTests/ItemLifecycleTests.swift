@@ -107,6 +107,23 @@ final class ItemLifecycleTests: XCTestCase {
             .handBack(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 2), notBefore: t0))
     }
 
+    /// A throttled answer (429, 503 with Retry-After, S3 SlowDown) is no verdict on the item: its
+    /// attempt is handed back however often it comes, after earlier failures too.
+    func testThrottled_handsTheAttemptBack_andNeverFails() {
+        var busy = UploadOutcome.status(503)
+        busy.retryAfterSeconds = 30
+        var slowDown = UploadOutcome.status(503, excerpt: "<Error><Code>SlowDown</Code></Error>")
+        slowDown.ruledClass = .throttled
+        var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 2), notBefore: t0)
+        for (i, outcome) in Array(repeating: [UploadOutcome.status(429), busy, slowDown], count: 30).joined().enumerated() {
+            let now = t0.adding(seconds: Double(i))
+            _ = item.claim()
+            XCTAssertEqual(
+                item.finish(outcome, policy: policy, now: now, unitRandom: 0.9),
+                .handBack(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 2), notBefore: now))
+        }
+    }
+
     func testNetworkErrorAfterSending_countsAsAnAttempt() {
         var item = fresh()
         _ = item.claim()
@@ -118,7 +135,7 @@ final class ItemLifecycleTests: XCTestCase {
     func testRetryAfter_isRespected() {
         var item = fresh()
         _ = item.claim()
-        let outcome = UploadOutcome(httpStatus: 503, retryAfterSeconds: 120)
+        let outcome = UploadOutcome(httpStatus: 500, retryAfterSeconds: 120)
         XCTAssertEqual(
             item.finish(outcome, policy: policy, now: t0, unitRandom: 0.99),
             .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1), notBefore: t0.adding(seconds: 120)))
@@ -127,7 +144,7 @@ final class ItemLifecycleTests: XCTestCase {
     func testRetryAfter_isCappedByMaximumBackoff() {
         var item = fresh()
         _ = item.claim()
-        let outcome = UploadOutcome(httpStatus: 429, retryAfterSeconds: 86_400)
+        let outcome = UploadOutcome(httpStatus: 502, retryAfterSeconds: 86_400)
         let action = item.finish(outcome, policy: RetryPolicy(maximumBackoffSeconds: 60), now: t0, unitRandom: 0)
         XCTAssertEqual(action, .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1), notBefore: t0.adding(seconds: 60)))
     }

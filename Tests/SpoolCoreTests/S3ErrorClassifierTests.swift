@@ -14,10 +14,25 @@ final class S3ErrorClassifierTests: XCTestCase {
         }
     }
 
-    func testThrottlingAndServerErrors_areRetried() {
-        XCTAssertEqual(S3ErrorClassifier.judge(answer(503, "SlowDown")).class, .retryable)
+    func testServerErrors_areRetried() {
         XCTAssertEqual(S3ErrorClassifier.judge(answer(500, "InternalError")).class, .retryable)
+        XCTAssertEqual(S3ErrorClassifier.judge(answer(503, "ServiceUnavailable")).class, .retryable)
         XCTAssertEqual(S3ErrorClassifier.judge(answer(502, "Whatever")).class, .retryable)
+    }
+
+    /// S3's SlowDown and the other throttling codes ask for less whatever their status; a 503
+    /// with a Retry-After stays throttling whatever its code.
+    func testThrottlingCodes_areThrottled_whateverTheStatus() {
+        for code in ["SlowDown", "SlowDownWrite", "SlowDownRead", "Throttling", "RequestLimitExceeded", "TooManyRequestsException"] {
+            let judged = S3ErrorClassifier.judge(answer(503, code))
+            XCTAssertEqual(judged.class, .throttled, code)
+            XCTAssertEqual(judged.summary, "HTTP 503: S3 \(code)")
+            XCTAssertEqual(S3ErrorClassifier.judge(answer(400, code)).class, .throttled, code)
+        }
+        var busy = answer(503, "ServiceUnavailable")
+        busy.retryAfterSeconds = 5
+        XCTAssertEqual(S3ErrorClassifier.judge(busy).class, .throttled)
+        XCTAssertEqual(S3ErrorClassifier.judge(.status(503, excerpt: "<Error/>")).class, .retryable, "a bare 503")
     }
 
     /// A multipart upload lost mid-attempt (an UploadPart answered 404 NoSuchUpload) is retried:

@@ -31,8 +31,10 @@ final class RetryTimeTests: EngineTestCase {
         XCTAssertEqual(temp.names(in: .pending), [], "uploaded by the probe")
     }
 
+    /// Retry-After on a retryable answer is its item's next attempt time (on a throttled one it
+    /// pauses the whole daemon: `ThrottleTests`).
     func testRetryAfter_isTheNextAttemptTimeExactly() throws {
-        var busy = UploadOutcome.status(503)
+        var busy = UploadOutcome.status(500)
         busy.retryAfterSeconds = 30
         let embedded = try startAnswering(busy)  // backoff alone would retry within 1 s
 
