@@ -18,6 +18,7 @@ struct StatusCommand: SpooldCommand {
         "aborts" counts the S3 multipart uploads spoold gave up and still has to abort
         (SPOOL/parts/aborts.log), with the oldest; a daemon sends them, again and again while
         the store does not confirm, and again at each start.
+        "requests" whether the endpoint throttles the daemon, and the request rate it allows.
         """,
         options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [])
@@ -48,6 +49,7 @@ struct StatusCommand: SpooldCommand {
         let intakePaused = daemon == nil ? nil : IntakeMarker.read(in: spool)
         let full = daemon == nil ? nil : SpoolFullMarker.read(in: spool)
         let owedAborts = spool.partLogs.aborts.owed
+        let throttled = daemon == nil ? nil : ThrottleMarker.read(in: spool)
 
         if json {
             var object: [String: Any] = [
@@ -83,6 +85,16 @@ struct StatusCommand: SpooldCommand {
             var aborts: [String: Any] = ["count": owedAborts.count]
             if let oldest = owedAborts.first { aborts["oldestSince"] = oldest.since.iso8601 }
             object["aborts"] = aborts
+            if let throttled {
+                var requests: [String: Any] = [
+                    "throttled": true, "since": throttled.since.iso8601, "ratePerSecond": throttled.ratePerSecond,
+                    "reason": throttled.reason, "throttledAnswers": throttled.throttledAnswers, "updated": throttled.updated.iso8601,
+                ]
+                if let pausedUntil = throttled.pausedUntil, pausedUntil > now { requests["pausedUntil"] = pausedUntil.iso8601 }
+                object["requests"] = requests
+            } else {
+                object["requests"] = ["throttled": false]
+            }
             if let outage {
                 object["uploads"] = ["paused": true, "since": outage.since.iso8601, "reason": outage.reason] as [String: Any]
             } else {
@@ -97,6 +109,13 @@ struct StatusCommand: SpooldCommand {
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
         if let outage {
             context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): \(outage.reason); probing")
+        }
+        if let throttled {
+            let pause = throttled.pausedUntil.flatMap { $0 > now ? "; every request waits until \($0.iso8601) (Retry-After)" : nil } ?? ""
+            context.print(
+                "requests throttled since \(throttled.since.iso8601) (\(Output.age(throttled.since.seconds(until: now))) ago): "
+                    + "at most \(throttled.ratePerSecond) a second (\(throttled.reason); \(throttled.throttledAnswers) throttled answers)"
+                    + "\(pause); throttled attempts are not counted")
         }
         if let intakePaused {
             context.print("intake   paused since \(intakePaused.iso8601) (\(Output.age(intakePaused.seconds(until: now))) ago): the spool's file system is full; files wait in incoming/, uploads go on")

@@ -130,6 +130,12 @@ public final class SpoolMetrics: EngineObserver {
                      ["confirmed", "failed", "refused"].map { ([("result", $0)], Double(abortResults[$0] ?? 0)) })
         text.gauge("spoold_multipart_aborts_owed", "AbortMultipartUpload requests owed to the store (SPOOL/parts/aborts.log).",
                    Double(engine.aborts.owedCount))
+        let rate = engine.pacer.current(now: now)
+        text.gauge("spoold_throttled", "1 while the endpoint throttles and requests are limited, else 0.", rate.limit == nil ? 0 : 1)
+        text.gauge("spoold_request_rate_limit", "Requests per second allowed while the endpoint throttles (0: no limit).", rate.limit?.rate ?? 0)
+        text.counter(
+            "spoold_throttled_answers_total", "Answers that asked for fewer requests since start (multipart steps included).",
+            Double(rate.throttledAnswers))
         return text.text
     }
 

@@ -112,6 +112,28 @@ final class ThrottleTests: EngineTestCase {
         XCTAssertNil(embedded.engine.pacer.current(now: clock.now()).limit)
     }
 
+    /// The metrics show the limit, the throttled answers and the attempts handed back.
+    func testMetrics_showTheRateAndTheThrottledAnswers() throws {
+        try dropItems(4)
+        let spool = try temp.open(fs: fs)
+        let path = temp.spoolPath + "/spoold.prom"
+        let queue = QueueBytes(spool: spool)
+        let metrics = SpoolMetrics(spool: spool, queue: queue, path: path, log: EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() }))
+        let embedded = try EmbeddedEngine(
+            spool: spool, configuration: configuration(settle: 0, concurrency: 4, direct: false), clock: clock, observers: [queue, metrics])
+        let text = { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        XCTAssertTrue(text().contains("spoold_throttled 0\n"), text())
+        XCTAssertTrue(text().contains("spoold_request_rate_limit 0\n"), text())
+        for _ in 0..<4 { try embedded.transport.answerNext(slowDown) }
+        try embedded.advanceTime(by: SpoolMetrics.refreshSeconds)
+
+        XCTAssertTrue(text().contains("spoold_throttled 1\n"), text())
+        XCTAssertTrue(text().contains("spoold_throttled_answers_total 4\n"), text())
+        XCTAssertTrue(text().contains("spoold_uploads_total{outcome=\"throttled\"} 4\n"), text())
+        let limit = text().split(separator: "\n").first { $0.hasPrefix("spoold_request_rate_limit ") }
+        XCTAssertEqual(limit.flatMap { Double($0.split(separator: " ")[1]) } ?? 0, 28, accuracy: 1, text())
+    }
+
     /// Files dropped while the endpoint throttles are taken in as items and wait their turn;
     /// none is sent straight from incoming/ past the limit, and the engine does not spin on them.
     func testFilesDroppedWhileThrottled_waitForTokens_withoutSpinning() throws {
