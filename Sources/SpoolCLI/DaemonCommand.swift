@@ -464,7 +464,7 @@ struct DaemonCommand {
                 wrapping: http, signer: $0.signer, clock: context.clock,
                 multipart: .init(
                     partSize: $0.partSize, concurrency: configuration.concurrency, deadlineSeconds: timeout),
-                rereadCredentials: $0.credentialsRereader(log: log))
+                rereadCredentials: $0.credentialsRereader(log: log), pacer: pacer)
         } ?? http
     }
 

@@ -190,7 +190,9 @@ extension Engine {
                 .redact(configuration.outcomeRules.judge(completion.outcome))
             let attempt = lifecycle.attemptsMade
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
-            if !outcome.wasCancelled {
+            // A multipart upload told the rate each of its steps' answers itself (and retried the
+            // throttled ones: a pass ends throttled only through a transport without the rate).
+            if !outcome.wasCancelled && (!upload.isMultipart || outcome.class == .throttled) {
                 pacer.answered(outcome, startedAt: upload.startedAt, now: now, unitRandom: clock.unitRandom())
             }
             let action: ItemLifecycle.Action

@@ -33,7 +33,10 @@ import SpoolCore
 /// that may still exist is given up: its abort is recorded as owed in the spool before its log
 /// goes (`PartJournal.oweAbort`), and the daemon sends it (`MultipartNote.abortOwed`).
 ///
-/// The first part (or step) that fails ends the attempt: the parts still in flight are cancelled
+/// A step the store throttles (`SlowDown`, 429...) is sent again within the attempt, not failed:
+/// every step takes a token of the daemon's request rate (`RequestPacer`; the first was taken by
+/// the item's claim) and tells it each answer, so a throttled part waits for the lowered rate.
+/// The first part (or step) that fails otherwise ends the attempt: the parts still in flight are cancelled
 /// and the upload is kept for the next attempt. Without a log (`request.partJournal` nil), a
 /// failed attempt aborts its upload instead (best effort: nothing records it). Everything here
 /// runs on `work`, one serial queue, so a part is never recorded after the attempt has reported.
@@ -53,6 +56,8 @@ final class S3MultipartUpload: @unchecked Sendable {
     private let work: DispatchQueue
     private let journal: (any PartJournal)?
     private let completion: @Sendable (UploadOutcome) -> Void
+    /// The daemon's request rate; nil paces nothing.
+    private let pacer: RequestPacer?
 
     // Only touched on `work`.
     private var plan: S3PartPlan
@@ -66,12 +71,16 @@ final class S3MultipartUpload: @unchecked Sendable {
     private var startedOver = false
     /// Parts were sent again after an `InvalidPart` completion: a second one starts over.
     private var repairedCompletion = false
+    /// The first request's token was taken by the item's claim.
+    private var firstPaid = true
 
     init(
         _ request: UploadRequest, preferredPartSize: Int64, concurrency: Int, transport: any UploadTransport, signer: SigV4Signer,
-        clock: any Clock, deadlineSeconds: Double, work: DispatchQueue, completion: @escaping @Sendable (UploadOutcome) -> Void
+        clock: any Clock, deadlineSeconds: Double, work: DispatchQueue, pacer: RequestPacer? = nil,
+        completion: @escaping @Sendable (UploadOutcome) -> Void
     ) {
         (self.request, self.preferredPartSize, self.concurrency, self.transport) = (request, preferredPartSize, concurrency, transport)
+        self.pacer = pacer
         (self.signer, self.clock, self.deadlineSeconds, self.work) = (signer, clock, deadlineSeconds, work)
         self.journal = request.partJournal
         self.completion = completion
@@ -416,6 +425,25 @@ final class S3MultipartUpload: @unchecked Sendable {
         otherwise: (@Sendable (UploadOutcome) -> Void)? = nil, then: @escaping @Sendable (UploadOutcome) -> Void
     ) {
         guard !finished else { return }
+        // Held in flight while it waits for its token, so the attempt neither completes nor
+        // forgets it meanwhile; a cancel before the token comes stops it.
+        let cancellation = RequestCancellation()
+        inFlight[step] = cancellation
+        paced { [self] startedAt in
+            guard !finished, !cancellation.isCancelled else { return }
+            sendNow(
+                step: step, method: method, query: query, payload: payload, contentType: contentType, headers: headers,
+                cancellation: cancellation, startedAt: startedAt, gone: gone, otherwise: otherwise, then: then)
+        }
+    }
+
+    /// `send`, once the request's token is taken (at `startedAt`).
+    private func sendNow(
+        step: Int, method: String, query: String, payload: UploadRequest.Payload, contentType: String?,
+        headers: [String: String], cancellation: RequestCancellation, startedAt: Timestamp,
+        gone: (@Sendable (UploadOutcome) -> Void)?, otherwise: (@Sendable (UploadOutcome) -> Void)?,
+        then: @escaping @Sendable (UploadOutcome) -> Void
+    ) {
         guard let signed = S3MultipartUpload.stepRequest(
             request, method: method, query: query, payload: payload, contentType: contentType ?? request.contentType,
             headers: headers, signer: signer, clock: clock)
@@ -423,15 +451,24 @@ final class S3MultipartUpload: @unchecked Sendable {
             fail(.refused(request.body.failure ?? "invalid upload URL '\(request.url)'"), abortUpload: false)
             return
         }
-        let cancellation = RequestCancellation()
         var stepRequest = signed
         stepRequest.cancellation = cancellation
-        inFlight[step] = cancellation
         transport.start(stepRequest) { [self] outcome in
             work.async { [self] in
                 inFlight[step] = nil
                 guard !finished else { return }
                 var outcome = outcome
+                if !outcome.wasCancelled, let pacer {
+                    let judged = S3ErrorClassifier.judge(outcome)
+                    pacer.answered(judged, startedAt: startedAt, now: clock.now(), unitRandom: clock.unitRandom())
+                    if judged.class == .throttled {
+                        // The store asks for less, not about this step: the same step again, at the lowered rate.
+                        send(
+                            step: step, method: method, query: query, payload: payload, contentType: contentType, headers: headers,
+                            gone: gone, otherwise: otherwise, then: then)
+                        return
+                    }
+                }
                 if outcome.wasCancelled {
                     fail(.cancelled, abortUpload: false)
                 } else if let status = outcome.httpStatus, outcome.refusal == nil {
@@ -456,6 +493,16 @@ final class S3MultipartUpload: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Runs `body` (on `work`) once the daemon's rate allows a request, with the time it did.
+    private func paced(_ body: @escaping @Sendable (Timestamp) -> Void) {
+        guard let pacer, !firstPaid else {
+            firstPaid = false
+            body(clock.now())
+            return
+        }
+        pacer.whenAllowed(on: work, clock: clock, body)
     }
 
     /// One step of the upload of `item`, signed: the object's URL with `query`, the body hashed

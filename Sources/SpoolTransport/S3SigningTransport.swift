@@ -36,6 +36,8 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let multipart: Multipart?
     /// Multipart uploads in progress, for `cancelAll`.
     private let multipartUploads = Mutex<[Int: S3MultipartUpload]>([:])
+    /// The daemon's request rate, which paces the steps of multipart uploads after their first.
+    private let pacer: RequestPacer?
 
     /// Blobs larger than `partSize` go up as a multipart upload.
     public struct Multipart: Sendable {
@@ -53,9 +55,10 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     ///   credentials (a configuration problem, `S3ErrorClassifier`); new ones it returns sign it.
     public init(
         wrapping inner: any UploadTransport, signer: SigV4Signer, clock: any Clock, multipart: Multipart? = nil,
-        rereadCredentials: (@Sendable () -> AWSCredentials?)? = nil
+        rereadCredentials: (@Sendable () -> AWSCredentials?)? = nil, pacer: RequestPacer? = nil
     ) {
         (self.inner, self.clock, self.multipart, self.rereadCredentials) = (inner, clock, multipart, rereadCredentials)
+        self.pacer = pacer
         signing = Mutex((signer, false))
     }
 
@@ -89,7 +92,8 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         if let multipart, request.size > multipart.partSize {
             let upload = S3MultipartUpload(
                 request, preferredPartSize: multipart.partSize, concurrency: S3SigningTransport.partsInFlight(multipart.concurrency),
-                transport: inner, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing
+                transport: inner, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing,
+                pacer: pacer
             ) { [self] outcome in
                 multipartUploads.withLock { _ = $0.removeValue(forKey: key) }
                 completion(notingCredentialRefusal(outcome))
