@@ -40,6 +40,17 @@ public struct ResponseScript: Sendable {
         }
     }
 
+    /// A store with a request rate, as S3 has per prefix: up to `perSecond` requests a second
+    /// (a bucket of a tenth of a second's, at least one) are answered by `script`, the rest get
+    /// `throttled` (by default S3's `503 SlowDown` always) without consulting it. Counted as
+    /// each request's head arrives.
+    public static func throttling(
+        perSecond: Int, _ script: ResponseScript, throttled: ResponseScript = .always(ScriptedResponse.slowDown)
+    ) -> ResponseScript {
+        let bucket = RequestBucket(perSecond: perSecond, burst: max(1, perSecond / 10))
+        return ResponseScript { request in bucket.take() ? script.response(for: request) : throttled.response(for: request) }
+    }
+
     /// Per distinct value of the `Idempotency-Key` header, the n-th request (0-based, in the
     /// order the script is consulted) gets `responses[n]`, later ones get `then`. Requests
     /// without the header share one counter.

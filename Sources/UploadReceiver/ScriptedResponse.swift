@@ -52,6 +52,11 @@ public struct ScriptedResponse: Sendable {
         ScriptedResponse(status: code, headers: headers, body: Array(body.utf8))
     }
 
+    /// S3's answer to a request past a prefix's request rate: `503` with the `SlowDown` error.
+    public static let slowDown = ScriptedResponse.status(
+        503, body: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>",
+        headers: [("Content-Type", "application/xml")])
+
     /// A fault instead of an answer; the status is irrelevant and set to 0.
     public static func faulted(_ fault: Fault) -> ScriptedResponse {
         ScriptedResponse(status: 0, fault: fault)

@@ -1,7 +1,7 @@
 /// The command line of `spoold-receiver`, parsed by hand (no argument-parsing package).
 struct ReceiverOptions: Equatable {
     static let usage = """
-        usage: spoold-receiver [--port N] [--store DIR] [--status CODE] [--fail-first N] [--quiet]
+        usage: spoold-receiver [--port N] [--store DIR] [--status CODE] [--fail-first N] [--throttle N] [--quiet]
 
         A small HTTP receiver on 127.0.0.1 for testing and trying spoold, not for production.
         It accepts uploads (PUT/POST, Content-Length or chunked), answers them, and logs one
@@ -13,6 +13,9 @@ struct ReceiverOptions: Equatable {
           --status CODE   status for every request, 200-599 (default 201)
           --fail-first N  answer 500 to the first N requests of each Idempotency-Key
                           (requests without the header share one count)
+          --throttle N    accept at most N requests a second (a bucket of N/10) and answer
+                          the rest 503 with S3's SlowDown error, as S3 does past a prefix's
+                          request rate; the count is printed when it stops
           --quiet         do not log requests
           --help          show this help
 
@@ -35,6 +38,8 @@ struct ReceiverOptions: Equatable {
     var storeDirectory: String?
     var status = 201
     var failFirst = 0
+    /// Requests a second accepted (`--throttle`); 0 accepts all.
+    var throttle = 0
     var quiet = false
 
     /// Parses the arguments after the program name; `--name value` and `--name=value` both work.
@@ -79,6 +84,12 @@ struct ReceiverOptions: Equatable {
                     throw UsageError(message: "--fail-first must be a whole number >= 0, not '\(text)'")
                 }
                 options.failFirst = count
+            case "--throttle":
+                let text = try value()
+                guard let perSecond = Int(text), (1...1_000_000).contains(perSecond) else {
+                    throw UsageError(message: "--throttle must be 1-1000000 requests a second, not '\(text)'")
+                }
+                options.throttle = perSecond
             case "--quiet", "-q":
                 try flag()
                 options.quiet = true

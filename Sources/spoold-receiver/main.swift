@@ -1,4 +1,5 @@
 // spoold-receiver: a small loopback receiver for testing and trying spoold, not for production.
+import Synchronization
 import UploadReceiver
 #if canImport(Glibc)
 import Glibc
@@ -56,9 +57,17 @@ sigaddset(&stopSignals, SIGTERM)
 pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
 let finalResponse = ScriptedResponse.status(options.status)
-let script = options.failFirst > 0
+var script = options.failFirst > 0
     ? ResponseScript.perKey(Array(repeating: .status(500, body: "scripted failure\n"), count: options.failFirst), then: finalResponse)
     : ResponseScript.always(finalResponse)
+let throttledCount = Mutex(0)
+if options.throttle > 0 {
+    let counted = ResponseScript { _ in
+        throttledCount.withLock { $0 += 1 }
+        return ScriptedResponse.slowDown
+    }
+    script = ResponseScript.throttling(perSecond: options.throttle, script, throttled: counted)
+}
 let receiver = UploadReceiver(
     script: script, storeDirectory: options.storeDirectory, keepBodiesInMemory: false)
 if !options.quiet {
@@ -77,7 +86,10 @@ writeLine("spoold-receiver: listening on http://127.0.0.1:\(port)/ (for testing,
 var received: Int32 = 0
 sigwait(&stopSignals, &received)
 receiver.stop()
-if !options.quiet {
+if options.throttle > 0 {
+    let throttled = throttledCount.withLock { $0 }
+    writeLine("spoold-receiver: stopped after \(receiver.handledRequestCount) requests, \(throttled) answered 503 SlowDown (--throttle \(options.throttle))")
+} else if !options.quiet {
     writeLine("spoold-receiver: stopped after \(receiver.handledRequestCount) requests")
 }
 exit(0)

@@ -36,6 +36,25 @@ final class ResponseScriptTests: XCTestCase {
         XCTAssertEqual(script.response(for: request(index: 1, key: nil)).status, 201)
     }
 
+    /// A store with a request rate: a tenth of a second's requests at once, then one per token;
+    /// throttled ones get S3's 503 SlowDown and never reach the script underneath.
+    func testThrottling_acceptsItsRate_andAnswersTheRestSlowDown() {
+        let script = ResponseScript.throttling(perSecond: 1000, .perKey([.status(500)], then: .status(201)))
+        let started = Date()
+        let statuses = (0..<1000).map { script.response(for: request(index: $0, key: nil)).status }
+        let elapsed = Date().timeIntervalSince(started)
+        let accepted = statuses.filter { $0 != 503 }.count
+        XCTAssertGreaterThanOrEqual(accepted, 100, "the bucket of 100")
+        XCTAssertLessThanOrEqual(accepted, 101 + Int(elapsed * 1000), "then 1,000 a second")
+        XCTAssertEqual(statuses.first, 500, "the script underneath answers the first")
+        XCTAssertEqual(statuses.filter { $0 == 500 }.count, 1, "and counts only what it answers")
+        let slowDown = ResponseScript.throttling(perSecond: 1, .always(201))
+        _ = slowDown.response(for: request(index: 0, key: nil))
+        let refused = slowDown.response(for: request(index: 1, key: nil))
+        XCTAssertEqual(refused.status, 503)
+        XCTAssertTrue(String(decoding: refused.body, as: UTF8.self).contains("<Code>SlowDown</Code>"))
+    }
+
     func testSequenceOverHTTP() throws {
         let receiver = UploadReceiver(script: .sequence([.status(500, body: "no"), .status(503)], thenAlways: .status(201)))
         try receiver.start()

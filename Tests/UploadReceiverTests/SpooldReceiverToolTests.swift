@@ -38,6 +38,22 @@ final class SpooldReceiverToolTests: XCTestCase {
         XCTAssertEqual(child.terminateAndWait(timeout: 5), 0)
     }
 
+    /// `--throttle 1`: the first request of a burst is accepted, the next ones get S3's 503
+    /// SlowDown, and the count is printed at the stop, even with --quiet.
+    func testThrottle_answersPastTheRateSlowDown_andCountsThem() throws {
+        let child = try RunningTool(try toolURL(), arguments: ["--port", "0", "--throttle", "1", "--quiet"])
+        defer { child.kill() }
+        let firstLine = try XCTUnwrap(child.stdout.waitForLine(containing: "listening", timeout: 10))
+        let base = try XCTUnwrap(firstLine.split(separator: " ").first { $0.hasPrefix("http://") }).dropLast()
+
+        let answers = (0..<3).map { _ in URLSessionClient.upload("\(base)/up/x", body: Data("x".utf8)) }
+
+        XCTAssertEqual(answers.map(\.status), [201, 503, 503])
+        XCTAssertTrue(String(decoding: answers[1].body, as: UTF8.self).contains("<Code>SlowDown</Code>"))
+        XCTAssertEqual(child.terminateAndWait(timeout: 5), 0)
+        XCTAssertNotNil(child.stdout.waitForLine(containing: "stopped after 3 requests, 2 answered 503 SlowDown (--throttle 1)", timeout: 5))
+    }
+
     func testUsageErrorExitsWithStatus2() throws {
         let child = try RunningTool(try toolURL(), arguments: ["--status", "nope"])
 
