@@ -193,7 +193,8 @@ extension Engine {
             // A multipart upload told the rate each of its steps' answers itself (and retried the
             // throttled ones: a pass ends throttled only through a transport without the rate).
             if !outcome.wasCancelled && (!upload.isMultipart || outcome.class == .throttled) {
-                pacer.answered(outcome, startedAt: upload.startedAt, now: now, unitRandom: clock.unitRandom())
+                let change = pacer.answered(outcome, startedAt: upload.startedAt, now: now, unitRandom: clock.unitRandom())
+                if case .cut(let rate) = change { log.debug("throttled again: requests limited to \(Engine.perSecond(rate)) a second") }
             }
             let action: ItemLifecycle.Action
             if cancelling && outcome.wasCancelled {

@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+import SpoolCore
+import UploadReceiver
+import XCTest
+
+/// A store that throttles, with the built binary: three daemons feeding one S3 stand-in that
+/// accepts 100 PUTs a second and answers the rest `503 SlowDown` store every item once (60 each) and park
+/// none; a throttled daemon paused by a Retry-After shows it in `spoold status` and sleeps.
+/// (`scripts/bench throttle` runs the issue's full fleet and prints its times.)
+class ThrottlingTests: XCTestCase {
+    /// The transport's options (`CurlThrottlingTests` runs these again with `--transport curl`).
+    class var transportArguments: [String] { [] }
+
+    private func environment(_ root: String) -> [String: String] {
+        [
+            "HOME": root, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
+            "AWS_PROFILE": "", "AWS_SHARED_CREDENTIALS_FILE": "", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+            "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
+        ]
+    }
+
+    func testThreeDaemons_againstAThrottlingStore_storeEveryItemOnce_noneFailed() throws {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-throttle-\(UUID().uuidString)").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: store) }
+        let receiver = UploadReceiver(
+            script: .throttling(perSecond: 100, .always(.status(200))), storeDirectory: store, keepBodiesInMemory: false)
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let perDaemon = 60
+        var spools: [TestSpool] = []
+        for d in 0..<3 {
+            let spool = try TestSpool(self)
+            for i in 0..<perDaemon { try spool.drop("d\(d)-\(i).bin", payload(4096, seed: UInt64(d * 1000 + i))) }
+            spools.append(spool)
+        }
+
+        let daemons = try spools.map { spool in
+            try SpooldProcess(
+                ["drain", "--spool", spool.path, "--url", "s3://bucket/fleet/", "--s3-endpoint", "http://127.0.0.1:\(port)",
+                 "--concurrency", "16", "--settle", "0"] + Self.transportArguments,
+                environment: environment(spool.root))
+        }
+        let results = try daemons.map { try $0.wait(timeout: 120) }
+
+        for (spool, result) in zip(spools, results) {
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertEqual(spool.files(in: "failed"), [], "throttling parks nothing")
+            XCTAssertEqual(spool.itemFiles, [])
+            XCTAssertTrue(result.stderr.contains("the endpoint throttles (HTTP 503: S3 SlowDown): requests limited to"), result.stderr)
+        }
+        let stored = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).map { $0.drop { $0 != "-" }.dropFirst() }
+        let expected = (0..<3).flatMap { d in (0..<perDaemon).map { "d\(d)-\($0).bin" } }
+        XCTAssertEqual(stored.map(String.init).sorted(), expected.sorted(), "every item stored exactly once")
+        let answered = receiver.requests.compactMap(\.answeredStatus)
+        let accepted = answered.filter { $0 == 200 }.count
+        let throttled = answered.filter { $0 == 503 }.count
+        print("three daemons: \(accepted) accepted, \(throttled) throttled")
+        XCTAssertEqual(accepted, 3 * perDaemon)
+        XCTAssertGreaterThan(throttled, 0, "the store did throttle")
+        XCTAssertLessThan(throttled, accepted, "fewer throttled answers than accepted ones: \(throttled) vs \(accepted)")
+    }
+
+    /// A 429 with `Retry-After: 3600` (capped by --max-backoff 60) pauses the daemon's requests:
+    /// `spoold status` says so, the attempt is not counted, and the daemon sleeps meanwhile.
+    func testPausedByRetryAfter_statusShowsIt_andTheDaemonSleeps() throws {
+        let receiver = UploadReceiver(script: .always(.status(429, body: "slow down\n", headers: [("Retry-After", "3600")])))
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        try spool.drop("waiting.bin", payload(1000, seed: 3))
+        let daemon = try SpooldProcess(
+            ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0", "--max-backoff", "60"]
+                + Self.transportArguments)
+        addTeardownBlock { daemon.signal(SIGKILL) }
+        let marker = spool.path + "/throttled"
+        XCTAssertTrue(waitUntil(timeout: 30) { FileManager.default.fileExists(atPath: marker) }, daemon.readErr())
+
+        let status = try SpooldProcess.run(["status", "--spool", spool.path])
+        let line = status.lines.first { $0.hasPrefix("requests throttled since ") } ?? ""
+        XCTAssertTrue(line.contains("(HTTP 429; 1 throttled answers); every request waits until "), status.stdout)
+        let json = try SpooldProcess.run(["status", "--spool", spool.path, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let requests = try XCTUnwrap(object["requests"] as? [String: Any], json.stdout)
+        XCTAssertEqual(requests["throttled"] as? Bool, true)
+        XCTAssertEqual(requests["throttledAnswers"] as? Int, 1)
+        XCTAssertNotNil(requests["pausedUntil"] as? String)
+        XCTAssertNotNil(requests["ratePerSecond"] as? Double)
+
+        // Held back by the pause, the daemon sleeps: its CPU time hardly moves.
+        let pid = daemon.process.processIdentifier
+        let before = try XCTUnwrap(cpuTicks(pid))
+        Thread.sleep(forTimeInterval: 1)
+        let used = try XCTUnwrap(cpuTicks(pid)) - before
+        XCTAssertLessThanOrEqual(used, 5, "\(used) clock ticks (1/100 s) of CPU in 1 s while paused")
+        XCTAssertEqual(receiver.requests.count, 1, "nothing sent during the pause")
+        XCTAssertTrue(spool.files(in: "pending").contains { $0.hasSuffix(".a0.json") }, "the attempt was handed back: \(spool.files(in: "pending"))")
+
+        daemon.signal(SIGTERM)
+        let result = try daemon.wait(timeout: 30)
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "removed when the daemon stops")
+    }
+
+    /// User plus system CPU time of a process, in clock ticks (`/proc/PID/stat` fields 14 and 15).
+    private func cpuTicks(_ pid: Int32) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")")
+        else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
+    }
+}
