@@ -38,7 +38,7 @@ class ThrottlingTests: XCTestCase {
         let daemons = try spools.map { spool in
             try SpooldProcess(
                 ["drain", "--spool", spool.path, "--url", "s3://bucket/fleet/", "--s3-endpoint", "http://127.0.0.1:\(port)",
-                 "--concurrency", "16", "--settle", "0"] + Self.transportArguments,
+                 "--concurrency", "16", "--settle", "0", "--keep-done"] + Self.transportArguments,
                 environment: environment(spool.root))
         }
         let results = try daemons.map { try $0.wait(timeout: 120) }
@@ -46,7 +46,11 @@ class ThrottlingTests: XCTestCase {
         for (spool, result) in zip(spools, results) {
             XCTAssertEqual(result.exitCode, 0, result.stderr)
             XCTAssertEqual(spool.files(in: "failed"), [], "throttling parks nothing")
-            XCTAssertEqual(spool.itemFiles, [])
+            XCTAssertEqual(spool.itemFiles.filter { !$0.hasPrefix("done/") }, [])
+            // --keep-done keeps each item's history: one attempt, the one that succeeded.
+            let done = spool.files(in: "done").filter { $0.hasSuffix(".json") }
+            XCTAssertEqual(done.count, perDaemon)
+            XCTAssertEqual(done.filter { !$0.hasSuffix(".a1.json") }, [], "no throttled attempt was counted")
             XCTAssertTrue(result.stderr.contains("the endpoint throttles (HTTP 503: S3 SlowDown): requests limited to"), result.stderr)
         }
         let stored = ((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).map { $0.drop { $0 != "-" }.dropFirst() }
