@@ -13,6 +13,8 @@ public struct DrainProgress: Equatable, Sendable {
     public var elapsedSeconds = 0.0
     public var retriesWaiting = 0
     public var paused = false
+    /// Requests a second allowed while the endpoint throttles; nil when not limited.
+    public var throttledRate: Double?
 
     public init() {}
 
@@ -37,6 +39,9 @@ public struct DrainProgress: Equatable, Sendable {
             parts.append("endpoint unreachable, paused")
         } else {
             parts.append("ETA " + (etaSeconds.map(DrainProgress.duration) ?? "-"))
+        }
+        if let rate = throttledRate, !paused {
+            parts.append("throttled to \(rate >= 100 ? "\(Int(rate.rounded()))" : "\((rate * 10).rounded() / 10)") requests/s")
         }
         if retriesWaiting > 0 { parts.append(retriesWaiting == 1 ? "1 retry waiting" : "\(retriesWaiting) retries waiting") }
         return parts.joined(separator: ", ")

@@ -56,6 +56,7 @@ public final class ProgressReporter: EngineObserver {
         progress.elapsedSeconds = started.map { $0.seconds(until: now) } ?? 0
         progress.retriesWaiting = engine.items.values.reduce(0) { $0 + ($1.state == .pending && $1.attemptsMade > 0 ? 1 : 0) }
         progress.paused = engine.outage != nil
+        progress.throttledRate = engine.pacer.current(now: now).limit?.rate
         let text = progress.text
         guard text != drawn else { return }
         drawn = text

@@ -15,6 +15,11 @@ final class DrainProgressTests: XCTestCase {
         p.retriesWaiting = 1
         p.paused = true
         XCTAssertEqual(p.text, "12/40 items, 3.0 MiB/10.0 MiB, 1.0 MiB/s, endpoint unreachable, paused, 1 retry waiting")
+        p.paused = false
+        p.throttledRate = 33.64
+        XCTAssertEqual(p.text, "12/40 items, 3.0 MiB/10.0 MiB, 1.0 MiB/s, ETA 7s, throttled to 33.6 requests/s, 1 retry waiting")
+        p.throttledRate = 250.4
+        XCTAssertTrue(p.text.contains("throttled to 250 requests/s"), p.text)
     }
 
     func testETA_byItemsWhenThePayloadsAreEmpty_andLongDurations() {
