@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SpoolCore
+import Synchronization
 import UploadReceiver
 import XCTest
 
@@ -11,14 +12,6 @@ import XCTest
 class ThrottlingTests: XCTestCase {
     /// The transport's options (`CurlThrottlingTests` runs these again with `--transport curl`).
     class var transportArguments: [String] { [] }
-
-    private func environment(_ root: String) -> [String: String] {
-        [
-            "HOME": root, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
-            "AWS_PROFILE": "", "AWS_SHARED_CREDENTIALS_FILE": "", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
-            "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
-        ]
-    }
 
     func testThreeDaemons_againstAThrottlingStore_storeEveryItemOnce_noneFailed() throws {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-throttle-\(UUID().uuidString)").path
@@ -39,7 +32,7 @@ class ThrottlingTests: XCTestCase {
             try SpooldProcess(
                 ["drain", "--spool", spool.path, "--url", "s3://bucket/fleet/", "--s3-endpoint", "http://127.0.0.1:\(port)",
                  "--concurrency", "16", "--settle", "0", "--keep-done"] + Self.transportArguments,
-                environment: environment(spool.root))
+                environment: throttlingEnvironment(spool.root))
         }
         let results = try daemons.map { try $0.wait(timeout: 120) }
 
@@ -116,4 +109,52 @@ class ThrottlingTests: XCTestCase {
         guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
         return user + system
     }
+}
+
+/// Throttled multipart steps are sent again above the transport (`S3MultipartUpload`), which only
+/// delivers their answers (both transports do: `ThrottlingTests`), so this runs with URLSession.
+final class ThrottledMultipartTests: XCTestCase {
+    /// Multipart items whose every step (CreateMultipartUpload, each part, the completion) is
+    /// throttled the first time it comes: with one attempt allowed (--max-attempts 1), each goes
+    /// up in that attempt, its throttled steps sent again within it.
+    func testMultipartItems_everyStepThrottledOnce_goUpInOneAttempt() throws {
+        let seen = Mutex<Set<String>>([])
+        let receiver = UploadReceiver(script: ResponseScript { request in
+            let query = request.target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+            if seen.withLock({ $0.insert(request.method + " " + request.target).inserted }) { return .slowDown }
+            switch (request.method, query) {
+            case ("POST", "uploads="):
+                return .status(200, body: "<InitiateMultipartUploadResult><UploadId>u</UploadId></InitiateMultipartUploadResult>")
+            case ("PUT", _):
+                return .status(200, headers: [("ETag", "\"\(request.index)\"")])
+            default:
+                return .status(200, body: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
+            }
+        })
+        let port = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        for i in 0..<2 { try spool.drop("big-\(i).bin", payload((10 << 20) + 1, seed: UInt64(40 + i))) }  // three parts of 5 MiB
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:\(port)", "--settle", "0",
+             "--s3-part-size", "5M", "--max-attempts", "1", "--concurrency", "2"],
+            environment: throttlingEnvironment(spool.root), timeout: 120)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(spool.itemFiles, [], "both uploaded, none in failed/")
+        let answered = receiver.requests.compactMap(\.answeredStatus)
+        XCTAssertEqual(answered.filter { $0 == 503 }.count, 10, "each of the 5 steps of 2 items throttled once")
+        XCTAssertEqual(answered.filter { $0 == 200 }.count, 10)
+        XCTAssertEqual(receiver.requests.filter { $0.method == "GET" }.count, 0, "one pass each: no ListParts of a resumed pass")
+    }
+}
+
+/// A run's environment: test credentials, nothing from the machine's own AWS setup.
+private func throttlingEnvironment(_ root: String) -> [String: String] {
+    [
+        "HOME": root, "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "",
+        "AWS_PROFILE": "", "AWS_SHARED_CREDENTIALS_FILE": "", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+        "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
+    ]
 }
