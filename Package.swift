@@ -6,7 +6,8 @@
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
-//   SpoolTransport  the transport protocol, URLSession uploads and the wall clock; body hashing
+//   SpoolTransport  the transport protocol, URLSession uploads, the wall clock and the daemon's shared
+//                   request rate under throttling (RequestPacer); body hashing
 //                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);
 //                   a flooded connection found and aborted, a stalled upload told from a slow server,
 //                   through SpoolSystem's TCPConnections.
