@@ -7,23 +7,24 @@
 ///
 /// - **Open** (the usual state): no limit, `--concurrency` alone bounds the requests.
 /// - **The first throttled answer** limits the rate to a random 0.6–0.8 of what the daemon was
-///   sending (the requests it started in the last second), never below `floor`. The rate it was
-///   sending is the ceiling: a limit that grows back to it is lifted.
+///   sending (the requests it started in the last second), never below `floor`.
 /// - **Each further throttled answer** cuts the rate by such a factor again, down to `floor`,
 ///   unless its request started before the last cut (or in its millisecond): that one was sent
 ///   at the old rate and says nothing new (TCP cuts once per window, not once per lost segment).
 /// - **Each accepted answer** to a request started after the last cut raises the rate by
 ///   `increasePerSecond` per second since the last raise (at most one second's worth per answer):
-///   while every request succeeds, the rate climbs by `increasePerSecond` each second. The
-///   increase is the same for every daemon and the decrease proportional, so daemons sharing a
-///   store converge on equal shares (AIMD's fairness).
+///   while every request succeeds, the rate climbs by `increasePerSecond` each second, up to a
+///   ceiling of twice what the daemon actually sent in the last second (the AWS SDKs' cap: a
+///   daemon that sends less than it may, its queue empty or its slots full, saves up no
+///   allowance). The increase is the same for every daemon and the decrease proportional, so
+///   daemons sharing a store converge on equal shares (AIMD's fairness).
 /// - **Jitter.** Each cut's factor is random, and after a cut the next token comes after a random
 ///   one to two token intervals, so daemons throttled by the same burst do not cut, pause and
 ///   climb in step.
 /// - **`Retry-After`** on a throttled answer: no request starts before then (at most
 ///   `maximumPauseSeconds`).
-/// - **Lifted** when the rate reaches the ceiling, or once `quietSeconds` pass with no throttled
-///   answer and no request held back by the limit (it no longer limits anything).
+/// - **Lifted** once `quietSeconds` pass with no throttled answer and no request held back by the
+///   limit: it no longer limits anything.
 ///
 /// Tokens accrue at the rate up to `burstSeconds` of it (at least one): a limited daemon sends
 /// smoothly, not in bursts that a store's own bucket would refuse.
@@ -59,8 +60,6 @@ public struct AdaptiveRequestRate: Equatable, Sendable {
         public fileprivate(set) var rate: Double
         /// When the first throttled answer came.
         public let since: Timestamp
-        /// The rate the daemon was sending then: a limit that grows back to it is lifted.
-        public let ceiling: Double
         /// What the last throttled answer said (`HTTP 503: S3 SlowDown`).
         public fileprivate(set) var reason: String
         fileprivate var tokens: Double
@@ -179,12 +178,9 @@ public struct AdaptiveRequestRate: Equatable, Sendable {
         case .accepted:
             guard var limit, startedAt > limit.lastCut else { return settled }
             let seconds = min(1, max(0, limit.lastRaise.seconds(until: now)))
-            limit.rate += settings.increasePerSecond * seconds
+            let ceiling = max(settings.floor, 2 * sent.rate(at: now))
+            limit.rate = max(limit.rate, min(ceiling, limit.rate + settings.increasePerSecond * seconds))
             limit.lastRaise = max(limit.lastRaise, now)
-            guard limit.rate < limit.ceiling else {
-                lift()
-                return .lifted(since: limit.since)
-            }
             self.limit = limit
             return settled
         case .throttled(let reason):
@@ -199,8 +195,8 @@ public struct AdaptiveRequestRate: Equatable, Sendable {
                 let sending = max(settings.floor, sent.rate(at: now))
                 let rate = max(settings.floor, sending * factor)
                 self.limit = Limit(
-                    rate: rate, since: now, ceiling: sending, reason: reason, tokens: -r, refilled: now, lastCut: now,
-                    lastRaise: now, lastThrottled: now)
+                    rate: rate, since: now, reason: reason, tokens: -r, refilled: now, lastCut: now, lastRaise: now,
+                    lastThrottled: now)
                 return .limited(rate: rate)
             }
             limit.lastThrottled = max(limit.lastThrottled, now)
@@ -235,7 +231,7 @@ public struct AdaptiveRequestRate: Equatable, Sendable {
 }
 
 /// Requests started in the last second, in ten slots of 100 ms: what the daemon was sending
-/// when the first throttled answer came.
+/// when the first throttled answer came, and twice it the ceiling of the rate.
 struct SendMeter: Equatable, Sendable {
     private static let slotMilliseconds: Int64 = 100
     private static let slotCount = 10

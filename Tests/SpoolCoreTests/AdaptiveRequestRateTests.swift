@@ -34,7 +34,6 @@ final class AdaptiveRequestRateTests: XCTestCase {
         XCTAssertEqual(rate.answered(slowDown, startedAt: at(0), now: at(50), unitRandom: 0.5), .limited(rate: 336))
         let limit = try! XCTUnwrap(rate.limit)
         XCTAssertEqual(limit.rate, 480 * 0.7, accuracy: 1e-9)
-        XCTAssertEqual(limit.ceiling, 480, accuracy: 1e-9)
         XCTAssertEqual(limit.since, at(50))
         XCTAssertEqual(limit.reason, "HTTP 503: S3 SlowDown")
         XCTAssertEqual(rate.throttledAnswers, 1)
@@ -94,41 +93,45 @@ final class AdaptiveRequestRateTests: XCTestCase {
             now = now.adding(milliseconds: 10)
         }
         XCTAssertEqual(rate.limit?.rate, 0.5)
-        XCTAssertEqual(rate.limit?.ceiling, 100, "the ceiling stays what was sent at first")
     }
 
     /// While every request succeeds the rate climbs by `increasePerSecond` a second, however
     /// many answers there are; answers to requests from before the cut raise nothing.
     func testSuccesses_raiseTheRateAdditively() {
         var rate = sending(100)
-        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)  // 700/s, ceiling 1000
+        _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)  // 700/s
         XCTAssertEqual(rate.answered(.accepted, startedAt: at(50), now: at(1100), unitRandom: 0.5), .none)
         XCTAssertEqual(rate.limit?.rate ?? 0, 700, accuracy: 1e-9, "sent before the cut")
+        // The daemon sends all it may, and every request succeeds.
         var now = at(100)
         while now < at(5100) {
             now = now.adding(milliseconds: 2)
+            while rate.take(now: now) {}
             _ = rate.answered(.accepted, startedAt: at(101), now: now, unitRandom: 0.5)
         }
         XCTAssertEqual(rate.limit?.rate ?? 0, 750, accuracy: 1e-6, "5 s of successes: +5 x 10/s")
 
-        // One success after a silence is at most one second's worth.
-        _ = rate.answered(.accepted, startedAt: at(101), now: at(9_100), unitRandom: 0.5)
+        // One success after a silence (of answers, not of requests) is at most one second's worth.
+        while now < at(7_100) {
+            now = now.adding(milliseconds: 2)
+            while rate.take(now: now) {}
+        }
+        _ = rate.answered(.accepted, startedAt: at(101), now: now, unitRandom: 0.5)
         XCTAssertEqual(rate.limit?.rate ?? 0, 760, accuracy: 1e-6)
     }
 
-    /// A limit that grows back to what was sent when the store first objected is lifted.
-    func testLimit_liftedAtTheCeiling() {
-        var rate = sending(5)  // 50/s sent: limited to 35/s, ceiling 50
+    /// A daemon that sends less than it may (here 10 requests a second, all succeeding) raises
+    /// its rate to twice what it sends, no higher: no allowance is saved up for a burst.
+    func testRate_climbsNoHigherThanTwiceWhatIsSent() {
+        var rate = sending(1)  // 10/s sent: limited to 7/s
         _ = rate.answered(slowDown, startedAt: at(0), now: at(100), unitRandom: 0.5)
         var now = at(100)
-        var change = AdaptiveRequestRate.Change.none
-        while rate.limit != nil {
+        while now < at(5100) {
             now = now.adding(milliseconds: 100)
-            change = rate.answered(.accepted, startedAt: at(101), now: now, unitRandom: 0.5)
+            if rate.take(now: now) { _ = rate.answered(.accepted, startedAt: now, now: now.adding(milliseconds: 1), unitRandom: 0.5) }
         }
-        XCTAssertEqual(change, .lifted(since: at(100)))
-        XCTAssertEqual(at(100).seconds(until: now), 1.5, accuracy: 0.001, "15/s to gain at 10/s a second")
-        XCTAssertTrue(rate.take(now: now))
+        // Twice the 10/s sent (the meter reads 10 starts over the 0.9 s since the oldest: 11.1/s).
+        XCTAssertEqual(rate.limit?.rate ?? 0, 22.2, accuracy: 0.1, "5 s of successes would give 57/s")
     }
 
     /// A limit that neither met a throttle nor held a request back for `quietSeconds` limits
