@@ -22,7 +22,7 @@ enum ProcessCPU {
 /// A state in which spoold can make no progress, and how to bring a daemon into it. "Blocked is
 /// idle": a daemon in any of them must sleep until an event or a deadline (README "Security
 /// model": no producer can make it spin). Add a case here for each new way of being blocked
-/// (throttled, outside an upload window...); `BlockedIsIdleTests` measures every one.
+/// (outside an upload window...); `BlockedIsIdleTests` measures every one.
 struct BlockedState: Sendable {
     var name: String
     /// Answers every upload, or nil: nothing listens on the port (connection refused).
@@ -62,6 +62,27 @@ struct BlockedState: Sendable {
             FileManager.default.fileExists(atPath: spool.path + "/size-limit")
                 && FileManager.default.fileExists(atPath: spool.path + "/outage") && spool.files(in: "incoming").count == 2
         })
+
+    /// The endpoint throttles with a `Retry-After` (capped at 60 s by --max-backoff): every request
+    /// waits for its end.
+    static let throttledPaused = BlockedState(
+        name: "throttled, every request paused by Retry-After",
+        answer: .always(.status(429, headers: [("Retry-After", "3600")])), arguments: ["--max-backoff", "60"],
+        reached: { spool, _ in spool.files(in: "incoming").isEmpty && throttleMarker(spool)?["pausedUntil"] != nil })
+
+    /// The endpoint throttles every request: each answer cuts the daemon's rate (down to 0.5 a
+    /// second), and it sleeps until each next token is due.
+    static let throttledLow = BlockedState(
+        name: "throttled down to 3 requests a second or fewer", answer: .always(429), files: 1,
+        reached: { spool, _ in
+            spool.files(in: "incoming").isEmpty && ((throttleMarker(spool)?["ratePerSecond"] as? Double) ?? 100) <= 3
+        })
+
+    /// `SPOOL/throttled`, while there is one.
+    private static func throttleMarker(_ spool: TestSpool) -> [String: Any]? {
+        guard let data = FileManager.default.contents(atPath: spool.path + "/throttled") else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
 }
 
 /// A daemon brought into a `BlockedState`.

@@ -7,7 +7,7 @@ import XCTest
 
 /// A store that throttles, with the built binary: three daemons feeding one S3 stand-in that
 /// accepts 100 PUTs a second and answers the rest `503 SlowDown` store every item once (60 each) and park
-/// none; a throttled daemon paused by a Retry-After shows it in `spoold status` and sleeps.
+/// none; a throttled daemon paused by a Retry-After shows it in `spoold status`.
 /// (`scripts/bench throttle` runs the issue's full fleet and prints its times.)
 class ThrottlingTests: XCTestCase {
     /// The transport's options (`CurlThrottlingTests` runs these again with `--transport curl`).
@@ -59,8 +59,8 @@ class ThrottlingTests: XCTestCase {
     }
 
     /// A 429 with `Retry-After: 3600` (capped by --max-backoff 60) pauses the daemon's requests:
-    /// `spoold status` says so, the attempt is not counted, and the daemon sleeps meanwhile.
-    func testPausedByRetryAfter_statusShowsIt_andTheDaemonSleeps() throws {
+    /// `spoold status` says so, the attempt is not counted, and nothing is sent meanwhile.
+    func testPausedByRetryAfter_statusShowsIt() throws {
         let receiver = UploadReceiver(script: .always(.status(429, body: "slow down\n", headers: [("Retry-After", "3600")])))
         let port = try receiver.start()
         addTeardownBlock { receiver.stop() }
@@ -84,12 +84,7 @@ class ThrottlingTests: XCTestCase {
         XCTAssertNotNil(requests["pausedUntil"] as? String)
         XCTAssertNotNil(requests["ratePerSecond"] as? Double)
 
-        // Held back by the pause, the daemon sleeps: its CPU time hardly moves.
-        let pid = daemon.process.processIdentifier
-        let before = try XCTUnwrap(cpuTicks(pid))
-        Thread.sleep(forTimeInterval: 1)
-        let used = try XCTUnwrap(cpuTicks(pid)) - before
-        XCTAssertLessThanOrEqual(used, 5, "\(used) clock ticks (1/100 s) of CPU in 1 s while paused")
+        // (That the daemon sleeps meanwhile, BlockedIsIdleTests measures: BlockedState.throttledPaused.)
         XCTAssertEqual(receiver.requests.count, 1, "nothing sent during the pause")
         XCTAssertTrue(spool.files(in: "pending").contains { $0.hasSuffix(".a0.json") }, "the attempt was handed back: \(spool.files(in: "pending"))")
 
@@ -97,17 +92,6 @@ class ThrottlingTests: XCTestCase {
         let result = try daemon.wait(timeout: 30)
         XCTAssertEqual(result.exitCode, 0, result.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "removed when the daemon stops")
-    }
-
-    /// User plus system CPU time of a process, in clock ticks (`/proc/PID/stat` fields 14 and 15).
-    private func cpuTicks(_ pid: Int32) -> Int? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")")
-        else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the name: state is field 3, so utime (14) and stime (15) are at 11 and 12.
-        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
-        return user + system
     }
 }
 
