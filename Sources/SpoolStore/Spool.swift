@@ -501,7 +501,7 @@ public final class Spool {
         for unlink in sourcesToUnlink {
             switch unlink {
             case .incoming(let folder, let name): try? fs.remove(name, in: folder, isDirectory: false)
-            case .path(let source): _ = Glibc.unlink(source)
+            case .path(let source): try? fs.remove(source, in: FileDescriptor(rawValue: AT_FDCWD), isDirectory: false)
             }
         }
         return results.map { $0! }

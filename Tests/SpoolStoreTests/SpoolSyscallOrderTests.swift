@@ -78,6 +78,25 @@ final class SpoolSyscallOrderTests: StoreTestCase {
         try checkAddOrder(source: item) { self.isDataSync($0, "\(item.id).a0.blob", in: "tmp") }
     }
 
+    /// `enqueue --move` of a file it must copy (a second hard link): the source goes only once
+    /// the item is durable, and through the `FileSystem` seam like every other removal (so a
+    /// recording or power-cut file system sees it).
+    func testAddByCopyWithMove_removesTheSourceThroughTheSeam_afterTheFolderSyncs() throws {
+        let source = try temp.write(Array(repeating: 7, count: 300), atPath: temp.directory + "/outside.bin")
+        XCTAssertEqual(link(source, temp.directory + "/second-link.bin"), 0)
+        let item = items.external(source, move: true)
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        fs.resetLog()
+        XCTAssertEqual(try spool.add([item]), [.added(item.id)])
+        let calls = fs.calls
+        let trace = calls.map(\.description).joined(separator: "\n")
+        let removal = index(calls) { $0.operation == .remove && $0.name == source }
+        let lastDirSync = try XCTUnwrap(calls.lastIndex { $0.operation == .sync && $0.isDirectory })
+        XCTAssertLessThan(lastDirSync, removal, trace)
+        XCTAssertNil(TemporarySpool.inode(of: source), "the source is removed")
+    }
+
     private func addBatch(_ n: Int) throws -> [Call] {
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)

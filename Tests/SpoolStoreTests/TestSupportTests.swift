@@ -24,6 +24,25 @@ final class TestSupportTests: XCTestCase {
         XCTAssertEqual(made.map(\.directory), ["<root>", "<root>", "<root>"])
     }
 
+    /// Extended attributes go through the seam too (a direct upload's name): recorded, and a
+    /// file system without them can be scripted.
+    func testRecordingFileSystem_recordsAndFailsExtendedAttributes() throws {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        try temp.write([1, 2, 3], to: "a.bin", in: .incoming)
+        try temp.write([4, 5, 6], to: "b.bin", in: .incoming)
+        var items = TestItems()
+        fs.resetLog()
+        guard case .taken(let fd, _) = spool.takeForDirectUpload("a.bin", as: items.id("a.bin")) else { return XCTFail("not taken") }
+        fs.close(fd)
+        XCTAssertEqual(fs.calls(.setAttribute).map(\.description), ["setAttribute incoming/a.bin"])
+        fs.failCall(.setAttribute, errno: ENOTSUP)
+        guard case .unsupported = spool.takeForDirectUpload("b.bin", as: items.id("b.bin")) else { return XCTFail("not refused") }
+        XCTAssertEqual(temp.names(in: .incoming), ["b.bin"], "left where it was")
+    }
+
     func testRecordingFileSystem_namesDescriptorsByFolder() throws {
         let temp = try TemporarySpool()
         defer { temp.cleanUp() }

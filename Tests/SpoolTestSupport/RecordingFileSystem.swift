@@ -11,6 +11,8 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public enum Operation: String, Sendable, CaseIterable {
         case open, close, read, write, sync, syncFileSystem, rename, remove, makeDirectory, fstat, fstatat, list
         case setModificationTime, lock, unlock, truncate, seekToEnd, writerCheck, allocate
+        /// `fsetxattr` and `fgetxattr` (a direct upload's name attribute).
+        case setAttribute, attribute
     }
 
     /// One recorded call.
@@ -207,11 +209,11 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     }
 
     public func setAttribute(_ name: String, _ value: [UInt8], of fd: FileDescriptor) throws {
-        try real.setAttribute(name, value, of: fd)
+        try perform(callOn(.setAttribute, fd)) { try real.setAttribute(name, value, of: fd) }
     }
 
     public func attribute(_ name: String, of fd: FileDescriptor, limit: Int) throws -> [UInt8]? {
-        try real.attribute(name, of: fd, limit: limit)
+        try perform(callOn(.attribute, fd)) { try real.attribute(name, of: fd, limit: limit) }
     }
 
     public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
