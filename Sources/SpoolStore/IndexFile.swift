@@ -108,8 +108,9 @@ public final class IndexFile {
     /// Appends records and makes them durable before returning (one fsync for the whole batch).
     /// - Parameter sync: false when the caller makes them durable itself, with one `syncfs` for
     ///   a whole batch of files, before it relies on them.
-    public func append(_ records: [IndexRecord], sync: Bool = true) throws {
+    public func append(_ records: [IndexRecord], sync: Bool = true, file: StaticString = #fileID, line: UInt = #line) throws {
         guard !records.isEmpty else { return }
+        let site = SourceLocation(file: file, line: line)
         var bytes: [UInt8] = []
         for record in records { bytes += IndexLogCodec.encode(record) }
         while true {
@@ -133,15 +134,15 @@ public final class IndexFile {
                 try? fs.truncate(file, to: end)
                 throw error
             }
-            if sync { try fs.sync(file, label: SpoolFolder.indexFileName) }
+            if sync { try fs.sync(file, label: SpoolFolder.indexFileName, at: site) }
             appendedBytes += Int64(framed.count)
             return
         }
     }
 
     /// Makes the records appended so far durable: one fsync, for appends made with `sync: false`.
-    public func sync() throws {
-        try fs.sync(try currentDescriptor(), label: SpoolFolder.indexFileName)
+    public func sync(file: StaticString = #fileID, line: UInt = #line) throws {
+        try fs.sync(try currentDescriptor(), label: SpoolFolder.indexFileName, at: SourceLocation(file: file, line: line))
     }
 
     /// Rewrites the index as its header plus `live` (the records recovery would still need; the

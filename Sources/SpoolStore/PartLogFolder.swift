@@ -144,7 +144,9 @@ public final class PartLogFolder: @unchecked Sendable {
         return try fs.open(name, relativeTo: folder, flags: [.writeOnly, .append, .create, .exclusive], mode: 0o600)
     }
 
-    func syncFolder() throws { try fs.sync(folder(create: true), label: "\(spoolPath)/\(PartLogFolder.folderName)") }
+    func syncFolder(file: StaticString = #fileID, line: UInt = #line) throws {
+        try fs.sync(folder(create: true), label: "\(spoolPath)/\(PartLogFolder.folderName)", at: SourceLocation(file: file, line: line))
+    }
 
     func remove(_ name: String) {
         guard let folder = try? folder(create: false) else { return }

@@ -235,7 +235,9 @@ public final class Spool {
     public var spareJSONCount: Int { spareJSONs.count }
 
     /// Makes everything written so far durable with one `syncfs(2)`.
-    func syncFileSystem() throws { try fs.syncFileSystem(root, label: path) }
+    func syncFileSystem(file: StaticString = #fileID, line: UInt = #line) throws {
+        try fs.syncFileSystem(root, label: path, at: SourceLocation(file: file, line: line))
+    }
 
     /// What `record(_:deferringSync:)` left to make durable: the index, or (a large batch with
     /// staged jsons) the whole file system.
@@ -274,11 +276,11 @@ public final class Spool {
 
     /// Syncs what `record(_:deferringSync:)` wrote, if anything waits: one fsync of the index, or
     /// one `syncfs` for a large batch.
-    public func makeRecordsDurable() throws {
+    public func makeRecordsDurable(file: StaticString = #fileID, line: UInt = #line) throws {
         guard let pending = pendingSync else { return }
         switch pending {
-        case .index: try index.sync()
-        case .wholeFileSystem: try syncFileSystem()
+        case .index: try index.sync(file: file, line: line)
+        case .wholeFileSystem: try syncFileSystem(file: file, line: line)
         }
         pendingSync = nil
     }
@@ -606,9 +608,9 @@ public final class Spool {
     public func drainRemovals() throws { try reaper.drain() }
 
     /// fsyncs each folder once: the "group" in group commit.
-    public func syncFolders(_ folders: Set<SpoolFolder>) throws {
+    public func syncFolders(_ folders: Set<SpoolFolder>, file: StaticString = #fileID, line: UInt = #line) throws {
         for folder in SpoolFolder.allCases where folders.contains(folder) {
-            try fs.sync(descriptor(folder), label: "\(path)/\(folder.rawValue)")
+            try fs.sync(descriptor(folder), label: "\(path)/\(folder.rawValue)", at: SourceLocation(file: file, line: line))
         }
     }
 
@@ -682,7 +684,10 @@ public final class Spool {
         ItemFileName(id: id, attempt: location.attempt, kind: .json).description
     }
 
-    private func stageMetadata(_ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true) throws {
+    private func stageMetadata(
+        _ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true, file: StaticString = #fileID,
+        line: UInt = #line
+    ) throws {
         let fd: FileDescriptor
         /// The size of a reused spare before it is overwritten (0 for a new file).
         let oldSize: Int64
@@ -699,7 +704,7 @@ public final class Spool {
             // small items mostly have the same length, and an ftruncate costs a journal update).
             if oldSize > Int64(bytes.count) { try fs.truncate(fd, to: Int64(bytes.count)) }
             if let notBefore { try fs.setModificationTime(fd, milliseconds: notBefore.millisecondsSinceEpoch) }
-            if sync { try fs.sync(fd, label: "tmp/\(name)") }
+            if sync { try fs.sync(fd, label: "tmp/\(name)", at: SourceLocation(file: file, line: line)) }
             fs.close(fd)
         } catch {
             fs.close(fd)

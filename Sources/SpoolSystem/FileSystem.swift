@@ -17,11 +17,12 @@ public protocol FileSystem: Sendable {
     /// `write(2)`, EINTR retried; may write less than asked.
     func write(_ fd: FileDescriptor, from buffer: UnsafeRawBufferPointer) throws -> Int
     /// `fsync(2)` of a file or directory. A failure is final: never retry-and-trust (fsyncgate).
-    func sync(_ fd: FileDescriptor, label: String) throws
+    /// `site` is where spoold asked for it (see `SourceLocation`); callers leave it out.
+    func sync(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws
     /// `syncfs(2)` of the file system holding `fd`: one call that makes every earlier write,
     /// create and rename on it durable (group commit for large batches). Reports writeback errors
     /// since Linux 5.8; like `sync`, a failure is final.
-    func syncFileSystem(_ fd: FileDescriptor, label: String) throws
+    func syncFileSystem(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws
     /// `renameat(2)` within one file system; EXDEV is an error, never a copy.
     func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
         throws
@@ -63,6 +64,25 @@ public protocol FileSystem: Sendable {
     func allocate(_ fd: FileDescriptor, length: Int64) throws
 }
 
+/// Where in spoold's source a durability call (`sync`, `syncFileSystem`) was asked for: `#fileID`
+/// and `#line` of the call, or, through a helper that syncs for several callers (a group of
+/// folders, the index), of the helper's caller. The real file system ignores it; a test's file
+/// system tells one durability call from another by it (the power-cut explorer drops one at a
+/// time and shows that a crash state then breaks a promise).
+public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
+    public let file: StaticString
+    public let line: UInt
+
+    public init(file: StaticString = #fileID, line: UInt = #line) {
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "\(file):\(line)" }
+    public static func == (a: SourceLocation, b: SourceLocation) -> Bool { a.description == b.description }
+    public func hash(into hasher: inout Hasher) { hasher.combine(description) }
+}
+
 /// Flags for `FileSystem.open`, spelled out so call sites read as the rules they follow.
 public struct OpenFlags: OptionSet, Sendable {
     public let rawValue: Int32
@@ -84,6 +104,16 @@ public struct OpenFlags: OptionSet, Sendable {
 }
 
 extension FileSystem {
+    /// `sync(_:label:at:)` at the caller's line.
+    public func sync(_ fd: FileDescriptor, label: String, file: StaticString = #fileID, line: UInt = #line) throws {
+        try sync(fd, label: label, at: SourceLocation(file: file, line: line))
+    }
+
+    /// `syncFileSystem(_:label:at:)` at the caller's line.
+    public func syncFileSystem(_ fd: FileDescriptor, label: String, file: StaticString = #fileID, line: UInt = #line) throws {
+        try syncFileSystem(fd, label: label, at: SourceLocation(file: file, line: line))
+    }
+
     /// Writes the whole buffer, looping over short writes.
     public func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer, label: String) throws {
         var offset = 0

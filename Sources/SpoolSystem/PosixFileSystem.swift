@@ -52,13 +52,13 @@ public struct PosixFileSystem: FileSystem {
         }
     }
 
-    public func sync(_ fd: FileDescriptor, label: String) throws {
+    public func sync(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws {
         // Deliberately not retried on EINTR-like failures either: after a failed fsync the kernel
         // may have dropped the dirty pages, and a second "success" would be a lie.
         guard fsync(fd.rawValue) == 0 else { throw SystemError("fsync", path: label, code: errno) }
     }
 
-    public func syncFileSystem(_ fd: FileDescriptor, label: String) throws {
+    public func syncFileSystem(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws {
         guard spoold_syncfs(fd.rawValue) == 0 else { throw SystemError("syncfs", path: label, code: errno) }
     }
 

@@ -24,6 +24,24 @@ final class TestSupportTests: XCTestCase {
         XCTAssertEqual(made.map(\.directory), ["<root>", "<root>", "<root>"])
     }
 
+    /// A durability call carries where it was asked for: the line of a direct `sync`, or the
+    /// line that called a helper syncing for several callers (a group of folders, the index).
+    func testRecordingFileSystem_recordsWhereEachSyncWasAskedFor() throws {
+        let temp = try TemporarySpool()
+        defer { temp.cleanUp() }
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        var items = TestItems()
+        let id = items.id()
+        fs.resetLog()
+        try spool.syncFolders([.pending, .tmp]); let foldersLine: UInt = #line
+        try spool.index.append([IndexRecord(.add, id, from: nil, to: ItemLocation(.pending, attempt: 0))])
+        let appendLine: UInt = #line - 1
+        let sites = fs.calls.compactMap(\.site)
+        XCTAssertEqual(sites.map(\.line), [foldersLine, foldersLine, appendLine])
+        XCTAssertEqual(Set(sites.map { "\($0.file)" }), ["SpoolStoreTests/TestSupportTests.swift"])
+    }
+
     /// Extended attributes go through the seam too (a direct upload's name): recorded, and a
     /// file system without them can be scripted.
     func testRecordingFileSystem_recordsAndFailsExtendedAttributes() throws {

@@ -29,6 +29,8 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         public var isDirectory: Bool
         /// Set when the call was made to fail by injection.
         public var injectedErrno: Int32?
+        /// `sync` and `syncFileSystem`: where spoold asked for it.
+        public var site: SourceLocation?
 
         public var description: String {
             var s = "\(operation.rawValue) \(directory.map { "\($0)/" } ?? "")\(name)"
@@ -182,12 +184,16 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         try perform(callOn(.write, fd)) { try real.write(fd, from: buffer) }
     }
 
-    public func sync(_ fd: FileDescriptor, label: String) throws {
-        try perform(callOn(.sync, fd)) { try real.sync(fd, label: label) }
+    public func sync(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws {
+        var call = callOn(.sync, fd)
+        call.site = site
+        try perform(call) { try real.sync(fd, label: label, at: site) }
     }
 
-    public func syncFileSystem(_ fd: FileDescriptor, label: String) throws {
-        try perform(callOn(.syncFileSystem, fd)) { try real.syncFileSystem(fd, label: label) }
+    public func syncFileSystem(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws {
+        var call = callOn(.syncFileSystem, fd)
+        call.site = site
+        try perform(call) { try real.syncFileSystem(fd, label: label, at: site) }
     }
 
     public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
