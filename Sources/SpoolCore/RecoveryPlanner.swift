@@ -60,6 +60,13 @@ public enum RecoveryPlanner {
         return locations.contains { $0.progressRank <= from.progressRank }
     }
 
+    /// Whether the furthest files of an item sit in pending/ one attempt before `from`, an attempt
+    /// in inflight/: where the claim of that attempt found them.
+    private static func lagsBehindClaim(of from: ItemLocation, _ locations: Set<ItemLocation>) -> Bool {
+        from.state == .inflight && from.attempt >= 1
+            && locations.max(by: { $0.progressRank < $1.progressRank }) == ItemLocation(.pending, attempt: from.attempt - 1)
+    }
+
     private static func planItem(_ id: ItemID, files: [FoundFile], last: IndexRecord?, into plan: inout RecoveryPlan) {
         let placed = files.filter { $0.location != nil }
 
@@ -87,6 +94,14 @@ public enum RecoveryPlanner {
         // That is why `Spool.commit` does not fsync folders for them.
         if let last, let intent = last.to, locations.contains(intent) || isForced(last, locations) {
             target = intent
+        } else if let last, last.operation == .requeue || last.operation == .fail, let from = last.from,
+                  lagsBehindClaim(of: from, locations)
+        {
+            // The files are where the claim of `from` found them: its renames were lost (they
+            // need no folder fsync) and a later record of that attempt, a requeue or a failure
+            // whose move never started, is the last. The claim was durable before it: the item
+            // is where the claim put it, so the attempt stays counted.
+            target = from
         }
 
         let jsonAtTarget = ItemFileName(id: id, attempt: target.attempt, kind: .json)

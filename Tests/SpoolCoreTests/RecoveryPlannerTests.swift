@@ -298,6 +298,22 @@ final class RecoveryPlannerIndexDurabilityTests: XCTestCase {
         XCTAssertEqual(RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last).items, [id: ItemLocation(.done, attempt: 1)])
     }
 
+    /// A power cut may keep a requeue's (or a failure's) synced record but neither the claim's
+    /// renames before it (they need no folder fsync) nor its own: the files are still where the
+    /// claim found them. The claim was durable, so the item is where it put it (and recovery
+    /// counts the attempt as interrupted), never back at the attempt before.
+    func testRequeueRecordedOverAClaimWhoseRenamesWereLost_keepsTheClaimedAttempt() {
+        for op in [IndexRecord.Operation.requeue, .fail] {
+            let to = ItemLocation(op == .fail ? .failed : .pending, attempt: 2)
+            let last = [id: IndexRecord(op, id, from: ItemLocation(.inflight, attempt: 2), to: to)]
+            let files = pair(.pending, 1) + [.init(.tmp, ItemFileName(id: id, attempt: 2, kind: .json))]
+            XCTAssertEqual(RecoveryPlanner.plan(files: files, lastRecords: last).items, [id: ItemLocation(.inflight, attempt: 2)], "\(op)")
+        }
+        // A hand-back's target is where the files are: nothing lags.
+        let handBack = [id: IndexRecord(.requeue, id, from: ItemLocation(.inflight, attempt: 2), to: ItemLocation(.pending, attempt: 1))]
+        XCTAssertEqual(RecoveryPlanner.plan(files: pair(.pending, 1), lastRecords: handBack).items, [id: ItemLocation(.pending, attempt: 1)])
+    }
+
     func testParkingThatNeverStarted_isUndone_soAnOperatorsMoveBackIsAdopted() {
         let last = [id: IndexRecord(.fail, id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.failed, attempt: 0))]
         XCTAssertEqual(RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last).items, [id: ItemLocation(.pending, attempt: 0)])
