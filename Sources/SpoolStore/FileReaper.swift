@@ -21,12 +21,17 @@ final class FileReaper: Sendable {
     private let queue = DispatchQueue(label: "spoold.spool.reaper")
     /// The first removal that failed for another reason than a missing file; reported by `check`.
     private let failure = Mutex<(any Error)?>(nil)
+    /// Batches queued whose removals must be synced (`remove(_:thenSyncing:)`): only the last one
+    /// queued syncs, for all of them (group commit on this thread).
+    private let syncsQueued = Atomic<Int>(0)
 
     init(fs: any FileSystem) { self.fs = fs }
 
-    /// Queues the removals and returns at once.
-    func remove(_ removals: [Removal]) {
+    /// Queues the removals and returns at once. With `folder`, the removals are made durable
+    /// too: the folder is fsynced after them, once for every batch queued meanwhile.
+    func remove(_ removals: [Removal], thenSyncing folder: (fd: FileDescriptor, label: String)? = nil) {
         guard !removals.isEmpty else { return }
+        if folder != nil { syncsQueued.add(1, ordering: .relaxed) }
         queue.async { [self] in
             for removal in removals {
                 do {
@@ -41,6 +46,8 @@ final class FileReaper: Sendable {
                     failure.withLock { if $0 == nil { $0 = error } }
                 }
             }
+            guard let folder, syncsQueued.subtract(1, ordering: .relaxed).newValue == 0 else { return }
+            do { try fs.sync(folder.fd, label: folder.label) } catch { failure.withLock { if $0 == nil { $0 = error } } }
         }
     }
 

@@ -97,10 +97,14 @@ extension Spool {
         }
     }
 
-    /// Removes the blobs of direct uploads that succeeded (on the spool's background thread):
-    /// nothing was recorded for them, so nothing else is to be done.
+    /// Removes the blobs of direct uploads that succeeded, then fsyncs inflight/ (on the spool's
+    /// background thread, once for the removals queued meanwhile). Nothing was recorded for them:
+    /// the removal is what records their success, and until it is durable a power cut may bring
+    /// a blob back (the take out of incoming/ with it), to be sent again as a recovered item.
     public func removeDirectBlobs(_ ids: [ItemID]) {
         let inflight = descriptor(.inflight)
-        reaper.remove(ids.map { .init(folder: inflight, json: nil, blob: ItemFileName(id: $0, attempt: 1, kind: .blob).description) })
+        reaper.remove(
+            ids.map { .init(folder: inflight, json: nil, blob: ItemFileName(id: $0, attempt: 1, kind: .blob).description) },
+            thenSyncing: (inflight, "\(path)/\(SpoolFolder.inflight.rawValue)"))
     }
 }

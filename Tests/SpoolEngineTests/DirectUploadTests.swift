@@ -26,7 +26,9 @@ final class DirectUploadTests: EngineTestCase {
 
     private func syncs() -> Int { fs.calls.filter { $0.operation == .sync || $0.operation == .syncFileSystem }.count }
 
-    func testFileDroppedIn_isSentAsALoneBlobInInflight_andRemovedOnSuccess_withNothingRecordedOrSynced() throws {
+    /// Nothing is recorded or synced for a direct upload before its answer; a success removes the
+    /// blob and then syncs inflight/, which is what makes the success durable.
+    func testFileDroppedIn_isSentAsALoneBlobInInflight_andRemovedOnSuccess_withNothingRecorded_onlyTheRemovalSynced() throws {
         try dropInSubfolder()
         let spool = try temp.open(fs: fs)
         let embedded = try EmbeddedEngine(spool: spool, configuration: configuration(settle: 0), clock: clock)
@@ -40,12 +42,14 @@ final class DirectUploadTests: EngineTestCase {
         XCTAssertEqual(inflight.count, 1)
         XCTAssertTrue(inflight[0].hasSuffix(".a1.blob"), "\(inflight)")
         XCTAssertEqual(temp.names(in: .pending) + temp.names(in: .tmp), [])
+        XCTAssertEqual(syncs(), 0, "nothing made durable before the answer: \(fs.calls.filter { $0.operation == .sync })")
 
         try embedded.transport.answerNext(.status(201))
         try embedded.advanceTime(by: 0)
         try spool.drainRemovals()
         XCTAssertEqual(temp.names(in: .inflight), [])
-        XCTAssertEqual(syncs(), 0, "nothing was made durable: \(fs.calls.filter { $0.operation == .sync || $0.operation == .syncFileSystem })")
+        let synced = fs.calls.filter { $0.operation == .sync || $0.operation == .syncFileSystem }.map(\.description)
+        XCTAssertEqual(synced, ["sync <root>/inflight (dir)"], "only the removal made durable")
         XCTAssertFalse(indexText.contains("fox.jpg"), "nothing was recorded: \(indexText)")
     }
 

@@ -49,6 +49,34 @@ final class BackgroundRemovalTests: StoreTestCase {
                        "json first, then blob")
     }
 
+    /// A direct upload's success is recorded by nothing but its blob's removal: inflight/ is
+    /// fsynced after it, on the background thread, once for the batches queued meanwhile (else a
+    /// power cut could bring the blob back to be sent again).
+    func testRemoveDirectBlobs_syncsInflightAfterTheRemovals_onceForBatchesQueuedTogether() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        var ids: [ItemID] = []
+        for name in ["a", "b", "c"] {
+            try temp.write([1], to: name, in: .incoming)
+            let id = items.id(name)
+            guard case .taken(let fd, _) = spool.takeForDirectUpload(name, as: id) else { return XCTFail("\(name) not taken") }
+            spool.closeBlob(fd)
+            ids.append(id)
+        }
+        let gate = DispatchSemaphore(value: 0)
+        fs.hold(.remove, until: gate) { $0.directory == "inflight" }
+        fs.resetLog()
+        spool.removeDirectBlobs([ids[0]])
+        spool.removeDirectBlobs([ids[1], ids[2]])
+        gate.signal()
+        try spool.drainRemovals()
+        let calls = fs.calls.filter { $0.operation == .remove || $0.operation == .sync }
+        XCTAssertEqual(calls.map(\.operation), [.remove, .remove, .remove, .sync], calls.map(\.description).joined(separator: "\n"))
+        XCTAssertEqual(calls.last?.name, "inflight")
+        XCTAssertEqual(calls.last?.isDirectory, true)
+        XCTAssertEqual(temp.names(in: .inflight), [])
+    }
+
     func testCompaction_waitsForPendingRemovals() throws {
         let (fs, spool, done, gate) = try heldRemovals(1)
         _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)

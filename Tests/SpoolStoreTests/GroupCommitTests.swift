@@ -36,16 +36,22 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertLessThanOrEqual(itemFileSyncs, count / 20, "ingest batches are made durable by syncfs, not per file")
     }
 
-    /// The daemon's default: files sent straight from incoming/ that succeed cost no sync and no
-    /// index record at all, only their renames and unlinks.
-    func testDirectDrainOf1000Items_syncsNothing_andRecordsNothing() throws {
+    /// The daemon's default: files sent straight from incoming/ that succeed cost no json and no
+    /// index record at all, only their renames and unlinks, and the fsync of inflight/ that makes
+    /// those unlinks durable, on the spool's background thread, once for the unlinks queued
+    /// meanwhile (not once per file).
+    func testDirectDrainOf1000Items_recordsNothing_andSyncsOnlyTheRemovals_inTheBackground() throws {
         let count = 1000
         let drain = try RecordedDrain(count: count, answer: .status(201), direct: true)
         XCTAssertEqual(drain.summary.uploaded, count)
         XCTAssertEqual(drain.leftovers, [])
-        // Start-up recovery and index compaction sync a few times, whatever the count.
         let syncs = drain.calls.filter { $0.operation == .sync || $0.operation == .syncFileSystem }
-        XCTAssertLessThanOrEqual(syncs.count, 16, "\(syncs.prefix(20))")
+        let removals = syncs.filter { $0.name == "inflight" && $0.isDirectory }
+        // Start-up recovery and index compaction sync a few times, whatever the count.
+        XCTAssertLessThanOrEqual(syncs.count - removals.count, 16, "\(syncs.prefix(20))")
+        XCTAssertGreaterThan(removals.count, 0, "the removals are made durable")
+        XCTAssertLessThan(removals.count, count / 2, "one fsync for the removals queued together, not one per file")
+        print("direct drain of \(count): \(removals.count) fsyncs of inflight/ for the removals")
         let jsons = drain.calls.filter { $0.operation == .write && $0.directory == "tmp" }
         XCTAssertEqual(jsons.count, 0, "no json written: \(jsons.prefix(5))")
         let records = drain.calls.filter { $0.operation == .write && $0.name == SpoolFolder.indexFileName }
