@@ -31,7 +31,14 @@ enum SpoolScanner {
                     guard let status = try? spool.status(of: entry.name, in: folder) else { continue }
                     type = status.type
                 }
-                if let name, type == .regular {
+                if let name, type == .regular, folder == .tmp, name.kind == .json,
+                   (try? spool.readMetadata(named: entry.name, in: .tmp)) == nil
+                {
+                    // A staged json is fsynced before any record names it; one that does not parse
+                    // was cut by a power loss before that (a recovery's own rewrite, say): it vouches
+                    // for nothing, and taking it over the item's blob would park the item in failed/.
+                    if log == nil { tmpStrays.append("tmp/\(entry.name)") } else { try? spool.removeFile(entry.name, in: .tmp) }
+                } else if let name, type == .regular {
                     found.append(.init(place, name))
                 } else if name != nil || (folder == .tmp && type != .regular) {
                     // Unusable, and not ours to delete: one such entry must not stop every start.

@@ -131,6 +131,24 @@ final class DirectUploadTests: EngineTestCase {
         XCTAssertEqual(temp.names(in: .inflight), [])
     }
 
+    /// A power cut while recovery wrote a lone blob's new json in tmp/ (before its fsync) can
+    /// leave that json empty or torn: it vouches for nothing (no record names it), so the next
+    /// recovery does not take it over the blob, but recreates the json again.
+    func testTornJsonInTmp_fromACutRecovery_isNotTrusted_theLoneBlobGetsItsJsonAgain() throws {
+        try dropInSubfolder()
+        let spool = try temp.open()
+        let id = try XCTUnwrap(ItemID("20261123T100000000Z-0000-00000007-fox.jpg"))
+        guard case .taken(let fd, _) = spool.takeForDirectUpload("cams/7/fox.jpg", as: id) else { return XCTFail("not taken") }
+        close(fd.rawValue)
+        try temp.write(Array("{\"version\": 1, \"id\": \"2026".utf8), to: "\(id).a1.json", in: .tmp)
+
+        let embedded = try start(configuration(settle: 0))
+        try embedded.advanceTime(by: 0)
+        XCTAssertEqual(temp.names(in: .failed), [], "not parked for unreadable metadata")
+        XCTAssertEqual(embedded.transport.started.first?.request.attempt, 2)
+        XCTAssertEqual(try json(.inflight)["originalName"] as? String, "cams/7/fox.jpg")
+    }
+
     /// A process that dies during a direct upload leaves a lone blob in inflight/: recovery makes
     /// it an item with its original name (from the blob's attribute) and an interrupted attempt.
     func testCrashDuringADirectUpload_recoveryMakesAnItemWithItsName_andAnInterruptedAttempt() throws {
