@@ -27,15 +27,17 @@ public final class EmbeddedEngine {
 
     /// Starts the engine (recovery, watches, scans) with `observers` added, and runs its first step.
     /// `residentKiB` is the process's memory as the recycle trigger reads it (default: unreadable).
+    /// `transport`: one set up before the first step (its `onStart`), else a new one.
     public init(
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
-        observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil
+        observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil,
+        transport: ScriptedTransport? = nil
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
-        transport = ScriptedTransport(clock: clock)
+        self.transport = transport ?? ScriptedTransport(clock: clock)
         engine = try Engine(
-            spool: spool, transport: transport, clock: clock, configuration: configuration,
+            spool: spool, transport: self.transport, clock: clock, configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
             residentKiB: residentKiB)
         for observer in observers { engine.observers.add(observer) }

@@ -22,6 +22,7 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
     private var waiting: [Waiting] = []
     private var cancels: [Timestamp] = []
     private var answer: UploadOutcome?
+    private var starting: (@Sendable (UploadRequest) -> Void)?
 
     public init(clock: any Clock) { self.clock = clock }
 
@@ -40,7 +41,14 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
         set { lock.withLock { answer = newValue } }
     }
 
+    /// Called with each request as it starts, before anything else (on the engine's thread).
+    public var onStart: (@Sendable (UploadRequest) -> Void)? {
+        get { lock.withLock { starting } }
+        set { lock.withLock { starting = newValue } }
+    }
+
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        onStart?(request)
         let now = clock.now()
         let scripted: UploadOutcome? = lock.withLock {
             log.append(Started(request: request, at: now))

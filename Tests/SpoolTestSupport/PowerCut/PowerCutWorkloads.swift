@@ -1,0 +1,307 @@
+import Foundation
+import SpoolCore
+import SpoolEngine
+import SpoolStore
+import SpoolSystem
+import SpoolTransport
+
+/// The workloads the power-cut explorer runs: each a short, real use of the spool and the engine
+/// (no mocks below the `FileSystem` seam), small enough to explore every crash point. A new path
+/// through the spool (the tus upload URL, say) is one more `PowerCutWorkload` here, with its
+/// promises noted through `PowerCutRun` (`acknowledged` when spoold says the file is safe).
+public enum PowerCutWorkloads {
+    /// Every workload, in the order the explorer reports them.
+    public static var all: [PowerCutWorkload] {
+        [
+            firstStart, enqueue, ingest, outcomes, operatorCommands, quarantine, direct, multipartQueued, multipartDirect, compaction,
+            keepDone, restart,
+        ]
+    }
+
+    /// A daemon that sends to an endpoint the workload answers (nothing listens there).
+    public static func configuration(direct: Bool, concurrency: Int = 2, multipartThreshold: Int64? = nil) -> EngineConfiguration {
+        var configuration = EngineConfiguration(
+            url: URLTemplate("http://127.0.0.1:9/"), concurrency: concurrency, policy: RetryPolicy(), settleSeconds: 0)
+        configuration.directUploads = direct
+        configuration.multipartThreshold = multipartThreshold
+        return configuration
+    }
+
+    /// What a workload's `prepare` hands its `run`.
+    final class Box<T> {
+        var value: T
+        init(_ value: T) { self.value = value }
+    }
+
+    /// A spool made on first use: its folders and the root's fsync, then one `enqueue`.
+    public static var firstStart: PowerCutWorkload {
+        PowerCutWorkload("first start", configuration: configuration(direct: false), prepare: { _ in }) { run in
+            try run.enqueue([run.payload("first")])
+        }
+    }
+
+    /// `spoold enqueue`: a small batch copied in (fsync per file and folder), one file renamed in
+    /// (`--move`), and a batch of 8 (two `syncfs` around the renames).
+    public static var enqueue: PowerCutWorkload {
+        PowerCutWorkload("enqueue", configuration: configuration(direct: false), prepare: { try $0.openSpool() }) { run in
+            try run.enqueue([run.payload("copied 1"), run.payload("copied 2")])
+            try run.enqueue([run.payload("moved")], move: true)
+            try run.enqueue((1...8).map { run.payload("batch \($0)") })
+        }
+    }
+
+    /// Files taken in from incoming/ as items (`--no-direct`): announced by inotify (one in a
+    /// subfolder), and one found by the rescan; each claimed, sent and accepted (its json kept as
+    /// a spare and written again for the next).
+    public static var ingest: PowerCutWorkload {
+        PowerCutWorkload("ingest from incoming/", configuration: configuration(direct: false), prepare: { try $0.openSpool() }) { run in
+            try run.startEngine(configuration(direct: false))
+            try run.drop("a.jpg", run.payload("announced"))
+            try run.drop("cam7/b.jpg", run.payload("announced in a subfolder"))
+            try run.advance(by: 0)
+            try run.answer(.status(201))
+            try run.drop("c.jpg", run.payload("scanned"), announce: false)
+            try run.advance(by: 61)
+            // A producer that never syncs: with --no-direct the file is safe once taken in.
+            let unsynced = run.payload("not synced by its producer")
+            try run.drop("d.jpg", unsynced, producerSyncs: false)
+            try run.advance(by: 0)
+            run.acknowledged(unsynced, "incoming/d.jpg (not synced by its producer), taken in as an item")
+            try run.drain()
+        }
+    }
+
+    /// Queued items answered every way: 503 (retried later, then accepted), 400 (parked in
+    /// failed/), the endpoint unreachable (attempt handed back, probed, then accepted).
+    public static var outcomes: PowerCutWorkload {
+        let payloads = Box<[[UInt8]]>([])
+        return PowerCutWorkload(
+            "claim, retry, final failure, outage", configuration: configuration(direct: false, concurrency: 3),
+            prepare: { run in
+                payloads.value = [run.payload("retried"), run.payload("refused"), run.payload("outage")]
+                try run.enqueue(payloads.value)
+            }
+        ) { run in
+            for payload in payloads.value { run.acknowledged(payload, "enqueued before the run") }
+            try run.startEngine(configuration(direct: false, concurrency: 3))
+            try run.answer(.status(503))
+            try run.answer(.status(400))
+            try run.answer(.network("connection refused", beforeSending: true))
+            try run.drain(step: 30)
+        }
+    }
+
+    /// `spoold retry` of a failed item and `spoold purge` of a pending one, beside no daemon.
+    public static var operatorCommands: PowerCutWorkload {
+        let items = Box<[(ItemID, [UInt8])]>([])
+        return PowerCutWorkload(
+            "retry and purge", configuration: configuration(direct: false),
+            prepare: { run in
+                let payloads = [run.payload("failed, retried"), run.payload("purged")]
+                let ids = try run.enqueue(payloads)
+                items.value = Array(zip(ids, payloads))
+                let spool = try run.openSpool()
+                let pending = ItemLocation(.pending, attempt: 0), inflight = ItemLocation(.inflight, attempt: 1)
+                _ = try spool.commit([SpoolTransition(IndexRecord(.claim, ids[0], from: pending, to: inflight))])
+                var metadata = try spool.readMetadata(ids[0], at: inflight)
+                metadata.failureReason = "HTTP 400 on attempt 1 of 3"
+                _ = try spool.commit([SpoolTransition(
+                    IndexRecord(.fail, ids[0], from: inflight, to: ItemLocation(.failed, attempt: 1)), metadata: metadata)])
+            }
+        ) { run in
+            let (failed, failedPayload) = items.value[0], (purged, purgedPayload) = items.value[1]
+            run.acknowledged(failedPayload, "\(failed), in failed/")
+            run.acknowledged(purgedPayload, "\(purged), pending")
+            run.counted(failed, attempt: 1, payload: failedPayload)
+            let command = try run.openCommandSpool()
+            let now = run.clock.now()
+            var metadata = try command.readMetadata(failed, at: ItemLocation(.failed, attempt: 1))
+            metadata.retriedAt = [now.iso8601]
+            metadata.failureReason = nil
+            var lifecycle = ItemLifecycle(location: ItemLocation(.failed, attempt: 1), notBefore: now)
+            run.fs.note(.retrying(id: failed))
+            _ = try command.commit([SpoolTransition(lifecycle.retry(now: now).record(for: failed), metadata: metadata, notBefore: now)])
+            run.fs.note(.sent(id: purged, attempt: 0, payload: purgedPayload, direct: false))
+            run.fs.note(.purging(id: purged))
+            let purge = ItemLifecycle(location: ItemLocation(.pending, attempt: 0), notBefore: now).purge()
+            _ = try command.commit([SpoolTransition(purge.record(for: purged))])
+            run.fs.note(.purged(id: purged))
+        }
+    }
+
+    /// Items that cannot be sent: one whose blob is gone (its json alone parked in failed/), one
+    /// whose blob changed size (parked with it); a good one beside them is uploaded.
+    public static var quarantine: PowerCutWorkload {
+        let good = Box<[UInt8]>([])
+        return PowerCutWorkload(
+            "quarantine", configuration: configuration(direct: false, concurrency: 1),
+            prepare: { run in
+                good.value = run.payload("good")
+                let ids = try run.enqueue([run.payload("blob removed"), run.payload("blob changed"), good.value])
+                let pending = run.spoolPath + "/pending/"
+                try FileManager.default.removeItem(atPath: pending + "\(ids[0]).a0.blob")
+                try Data("shorter".utf8).write(to: URL(fileURLWithPath: pending + "\(ids[1]).a0.blob"))
+            }
+        ) { run in
+            run.acknowledged(good.value, "enqueued before the run")
+            try run.startEngine(configuration(direct: false, concurrency: 1))
+            try run.drain()
+        }
+    }
+
+    /// Direct uploads (the default): files sent straight from incoming/ with nothing synced; one
+    /// accepted (its blob removed), one refused with a 500 (made a durable item, retried,
+    /// accepted), one in flight when a later one is accepted.
+    public static var direct: PowerCutWorkload {
+        PowerCutWorkload("direct uploads", configuration: configuration(direct: true), prepare: { try $0.openSpool() }) { run in
+            try run.startEngine(configuration(direct: true))
+            try run.drop("a.jpg", run.payload("direct, accepted"))
+            try run.drop("b.jpg", run.payload("direct, refused"))
+            try run.advance(by: 0)
+            try run.answer(.status(201))
+            try run.answer(.status(500))
+            try run.drop("c.jpg", run.payload("direct, in flight"))
+            try run.advance(by: 0)
+            // A producer that never syncs: its file is safe once a failed attempt made it an item.
+            let unsynced = run.payload("direct, not synced by its producer, refused")
+            try run.drop("d.jpg", unsynced, producerSyncs: false)
+            try run.advance(by: 0)
+            try run.answer(.status(201))
+            try run.answer(.status(503))
+            run.acknowledged(unsynced, "incoming/d.jpg (not synced by its producer), made an item by its failed attempt")
+            try run.drain(step: 30)
+        }
+    }
+
+    /// An S3 multipart upload of a queued item: its part log begun (fsynced with its folder),
+    /// parts recorded one by one, the success recorded, the log removed.
+    public static var multipartQueued: PowerCutWorkload {
+        let big = Box<[UInt8]>([])
+        let configuration = configuration(direct: false, multipartThreshold: 16)
+        return PowerCutWorkload(
+            "multipart, queued", configuration: configuration,
+            prepare: { run in
+                big.value = run.payload("multipart", size: 60)
+                try run.enqueue([big.value])
+            }
+        ) { run in
+            run.acknowledged(big.value, "enqueued before the run")
+            try run.startEngine(configuration)
+            try recordParts(run, size: 60, upTo: 1, durable: true)
+            try run.answer(.status(200))
+        }
+    }
+
+    /// A direct multipart upload: its part log written unsynced until the upload has run
+    /// `directDurableSeconds`, then the blob synced and the log after it.
+    public static var multipartDirect: PowerCutWorkload {
+        let configuration = configuration(direct: true, multipartThreshold: 16)
+        return PowerCutWorkload("multipart, direct", configuration: configuration, prepare: { try $0.openSpool() }) { run in
+            try run.startEngine(configuration)
+            // A producer that never syncs: the daemon makes the file durable 30 s into its upload.
+            let big = run.payload("direct multipart", size: 60)
+            try run.drop("big.bin", big, producerSyncs: false)
+            try run.advance(by: 0)
+            try recordParts(run, size: 60, upTo: 0, durable: false)
+            try run.advance(by: configuration.directDurableSeconds)
+            run.acknowledged(big, "incoming/big.bin (not synced by its producer), \(configuration.directDurableSeconds) s into its direct upload")
+            run.fs.note(.partsLogged(id: try run.request().id, parts: [0]))
+            try recordParts(run, size: 60, from: 1, upTo: 1, durable: true)
+            try run.answer(.status(200))
+        }
+    }
+
+    /// What an S3 upload records in its part log (the transport is scripted): the upload (part 0),
+    /// then parts `from...upTo`, each a step of its own (a payload this small is one part of the
+    /// smallest size S3 allows). `durable`: the log says each is durable when it returns (not a
+    /// direct upload's first 30 s).
+    static func recordParts(_ run: PowerCutRun, size: Int64, from first: Int = 0, upTo last: Int, durable: Bool) throws {
+        let request = try run.request()
+        guard let journal = request.partJournal else { throw PowerCutRun.RunError("\(request.id) is not a multipart upload") }
+        if first == 0 {
+            try journal.begin(.init(size: size, partSize: S3PartPlan.minimumPartSize, region: "us-east-1", uploadID: "upload-1", url: request.url))
+            if durable { run.fs.note(.partsLogged(id: request.id, parts: [0])) }
+            try run.settle()
+        }
+        for part in max(first, 1)...max(last, 1) where part <= last {
+            try journal.record(part: part, etag: "\"etag-\(part)\"")
+            if durable { run.fs.note(.partsLogged(id: request.id, parts: [part])) }
+            try run.settle()
+        }
+    }
+
+    /// Index compaction while the daemon runs (folders synced, the index rewritten to its
+    /// header and renamed over the old one), then more work on the new index.
+    public static var compaction: PowerCutWorkload {
+        let payloads = Box<[[UInt8]]>([])
+        return PowerCutWorkload(
+            "index compaction", configuration: configuration(direct: false),
+            prepare: { run in
+                payloads.value = [run.payload("uploaded before compaction 1"), run.payload("uploaded before compaction 2")]
+                try run.enqueue(payloads.value)
+            }
+        ) { run in
+            for payload in payloads.value { run.acknowledged(payload, "enqueued before the run") }
+            try run.startEngine(configuration(direct: false))
+            try run.drain()
+            try run.openSpool().compactIndex()
+            run.fs.note(.settled)
+            try run.enqueue([run.payload("enqueued after compaction")])
+            try run.advance(by: 0)
+            try run.drain()
+        }
+    }
+
+    /// Successes kept in done/ (`--keep-done`: their moves are completed from the index, with no
+    /// folder fsync), then compaction, which syncs done/ before it drops their records.
+    public static var keepDone: PowerCutWorkload {
+        let payloads = Box<[[UInt8]]>([])
+        var configuration = configuration(direct: false)
+        configuration.keepDone = true
+        return PowerCutWorkload(
+            "--keep-done", configuration: configuration,
+            prepare: { run in
+                payloads.value = [run.payload("kept in done 1"), run.payload("kept in done 2")]
+                try run.enqueue(payloads.value)
+            }
+        ) { run in
+            for payload in payloads.value { run.acknowledged(payload, "enqueued before the run") }
+            try run.startEngine(configuration)
+            try run.drain()
+            try run.openSpool().compactIndex()
+            run.fs.note(.settled)
+        }
+    }
+
+    /// Start-up recovery with work to do (an upload interrupted in inflight/, a direct upload's
+    /// lone blob, a queued item), recorded and cut like any workload: a power cut during
+    /// recovery is just another crash.
+    public static var restart: PowerCutWorkload {
+        let state = Box<(claimed: ItemID, claimedPayload: [UInt8], direct: [UInt8], queued: [UInt8])?>(nil)
+        return PowerCutWorkload(
+            "start-up recovery", configuration: configuration(direct: true),
+            prepare: { run in
+                let claimedPayload = run.payload("interrupted upload"), queued = run.payload("queued")
+                let ids = try run.enqueue([claimedPayload, queued])
+                let spool = try run.openSpool()
+                _ = try spool.commit([SpoolTransition(
+                    IndexRecord(.claim, ids[0], from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)))])
+                let direct = run.payload("direct, interrupted")
+                try run.drop("fox.jpg", direct)
+                var generator = ItemIDGenerator(processTag: 0xD1)
+                guard case .taken(let fd, _) = spool.takeForDirectUpload("fox.jpg", as: generator.next(at: run.clock.now(), originalName: "fox.jpg"))
+                else { throw PowerCutRun.RunError("fox.jpg was not taken") }
+                spool.closeBlob(fd)
+                state.value = (ids[0], claimedPayload, direct, queued)
+            }
+        ) { run in
+            guard let state = state.value else { return }
+            run.acknowledged(state.claimedPayload, "\(state.claimed), interrupted in inflight/")
+            run.acknowledged(state.queued, "enqueued before the run")
+            run.acknowledged(state.direct, "incoming/fox.jpg, taken for a direct upload before the run")
+            run.counted(state.claimed, attempt: 1, payload: state.claimedPayload)
+            try run.startEngine(configuration(direct: true))
+            try run.drain()
+        }
+    }
+}
