@@ -17,8 +17,8 @@
 /// A crash point is a position in the trace: just before each sync (the most a cut can lose
 /// there) and just after each workload event (when a promise begins). Where a point allows more
 /// states than the budget, the most telling ones are taken first (nothing kept, everything kept,
-/// prefixes of the trace, each change alone dropped or kept, each write torn), then seeded random
-/// ones.
+/// every name without the new bytes and the other way round, prefixes of the trace, each change
+/// alone dropped or kept, each write torn), then seeded random ones.
 public struct CrashStates {
     public let base: FileTree
     public let trace: [TraceOp]
@@ -245,9 +245,13 @@ public struct CrashStates {
             return (result, cut)
         }
 
-        // Too many: the telling ones first, in a seeded order, then random ones.
+        // Too many: the telling ones first (nothing kept, everything, every name without any
+        // file's new bytes, every file's bytes without any new name), then prefixes and single
+        // changes in a seeded order, then random ones.
         add([])
         add(freeSet)
+        add(closed { trace[$0].isNameChange })
+        add(closed { !trace[$0].isNameChange })
         var order = free
         for i in stride(from: order.count - 1, to: 0, by: -1) { order.swapAt(i, random.int(in: 0...i)) }
         for i in order {

@@ -13,8 +13,8 @@ public enum PowerCutWorkloads {
     /// Every workload, in the order the explorer reports them.
     public static var all: [PowerCutWorkload] {
         [
-            firstStart, enqueue, ingest, outcomes, operatorCommands, quarantine, direct, multipartQueued, multipartDirect, compaction,
-            keepDone, restart,
+            firstStart, enqueue, ingest, outcomes, operatorCommands, retryMany, quarantine, direct, multipartQueued,
+            multipartDirect, compaction, keepDone, restart, damaged,
         ]
     }
 
@@ -252,6 +252,63 @@ public enum PowerCutWorkloads {
         }
     }
 
+    /// `spoold retry --all` of 16 failed items: one commit with 16 jsons to rewrite, made durable
+    /// with `syncfs` before and after its renames.
+    public static var retryMany: PowerCutWorkload {
+        let items = Box<[(ItemID, [UInt8])]>([])
+        return PowerCutWorkload(
+            "retry --all of 16", configuration: configuration(direct: false),
+            prepare: { run in
+                let payloads = (1...16).map { run.payload("failed \($0)", size: 24) }
+                let ids = try run.enqueue(payloads)
+                items.value = Array(zip(ids, payloads))
+                let spool = try run.openSpool()
+                let pending = ItemLocation(.pending, attempt: 0), failed = ItemLocation(.failed, attempt: 0)
+                _ = try spool.commit(ids.map { SpoolTransition(IndexRecord(.fail, $0, from: pending, to: failed)) })
+            }
+        ) { run in
+            let command = try run.openCommandSpool()
+            let now = run.clock.now()
+            var transitions: [SpoolTransition] = []
+            for (id, payload) in items.value {
+                run.acknowledged(payload, "\(id), in failed/")
+                var metadata = try command.readMetadata(id, at: ItemLocation(.failed, attempt: 0))
+                metadata.retriedAt = [now.iso8601]
+                var lifecycle = ItemLifecycle(location: ItemLocation(.failed, attempt: 0), notBefore: now)
+                transitions.append(SpoolTransition(lifecycle.retry(now: now).record(for: id), metadata: metadata, notBefore: now))
+                run.fs.note(.retrying(id: id))
+            }
+            _ = try command.commit(transitions)
+        }
+    }
+
+    /// A spool with damage recovery sets aside, never deletes: a record damaged in the middle of
+    /// the index (the file is kept aside and the state rebuilt from the folders) and a folder
+    /// where an item's json belongs (moved to corrupt/).
+    public static var damaged: PowerCutWorkload {
+        let payloads = Box<[[UInt8]]>([])
+        return PowerCutWorkload(
+            "damaged index and folders", configuration: configuration(direct: false),
+            prepare: { run in
+                payloads.value = [run.payload("next to the damage 1"), run.payload("next to the damage 2")]
+                let ids = try run.enqueue(payloads.value)
+                var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: run.spoolPath + "/index.wal")))
+                bytes += IndexLogCodec.encode(payload: "claim damaged-in-the-middle") + IndexLogCodec.encode(IndexRecord(
+                    .claim, ids[0], from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.inflight, attempt: 1)))
+                let damage = bytes.count - 60
+                bytes[damage] ^= 0xFF
+                try Data(bytes).write(to: URL(fileURLWithPath: run.spoolPath + "/index.wal"))
+                var generator = ItemIDGenerator(processTag: 0xDA)
+                let stray = generator.next(at: run.clock.now(), originalName: "stray")
+                try FileManager.default.createDirectory(atPath: run.spoolPath + "/pending/\(stray).a0.json", withIntermediateDirectories: false)
+            }
+        ) { run in
+            for payload in payloads.value { run.acknowledged(payload, "enqueued before the run") }
+            try run.startEngine(configuration(direct: false))
+            try run.drain()
+        }
+    }
+
     /// Successes kept in done/ (`--keep-done`: their moves are completed from the index, with no
     /// folder fsync), then compaction, which syncs done/ before it drops their records.
     public static var keepDone: PowerCutWorkload {
@@ -274,8 +331,8 @@ public enum PowerCutWorkloads {
     }
 
     /// Start-up recovery with work to do (an upload interrupted in inflight/, a direct upload's
-    /// lone blob, a queued item), recorded and cut like any workload: a power cut during
-    /// recovery is just another crash.
+    /// lone blob, a queued item, the torn tail of the index), recorded and cut like any
+    /// workload: a power cut during recovery is just another crash.
     public static var restart: PowerCutWorkload {
         let state = Box<(claimed: ItemID, claimedPayload: [UInt8], direct: [UInt8], queued: [UInt8])?>(nil)
         return PowerCutWorkload(
@@ -293,6 +350,11 @@ public enum PowerCutWorkloads {
                 else { throw PowerCutRun.RunError("fox.jpg was not taken") }
                 spool.closeBlob(fd)
                 state.value = (ids[0], claimedPayload, direct, queued)
+                // The torn tail of an append a crash cut: recovery truncates it.
+                let index = try FileHandle(forWritingTo: URL(fileURLWithPath: run.spoolPath + "/index.wal"))
+                try index.seekToEnd()
+                try index.write(contentsOf: Data("R 80 0badf00d claim 2026".utf8))
+                try index.close()
             }
         ) { run in
             guard let state = state.value else { return }
