@@ -85,6 +85,8 @@ extension PowerCutTests {
             list[Call(file: "SpoolStore/Spool.swift", function: "quarantineUnguarded", text: quarantineFolders, target: folder)] =
                 "a quarantine (a json whose blob is gone) that is lost is done again by the next start"
         }
+        list[Call(file: "SpoolStore/AbortLog.swift", function: "tidy", text: "try folder.syncFolder()", target: "parts")] =
+            "recovery's rewrite of aborts.log replaces it by a rename: one a cut loses leaves the old log, which owes the same aborts"
         let setAside = "setting aside is a rename, kept whole or not at all: one a cut loses leaves the entry where it was, to be set aside again by the next start; nothing is lost either way"
         list[Call(file: "SpoolStore/IndexFile.swift", function: "openAndRecover", text: "try fs.sync(file, label: SpoolFolder.indexFileName)", target: "file")] =
             "a torn tail a cut brings back is cut again by the next start (and recovery's compaction replaces the file anyway)"

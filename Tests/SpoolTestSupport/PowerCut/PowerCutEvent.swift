@@ -17,6 +17,12 @@ public enum PowerCutEvent: Sendable, CustomStringConvertible {
     case purging(id: ItemID)
     /// `spoold purge` returned for `id`: it must not come back.
     case purged(id: ItemID)
+    /// `id`'s S3 multipart upload `uploadID` was begun (CreateMultipartUpload answered, its part
+    /// log written): until it completes or the store confirms its abort, spoold must name it
+    /// somewhere durable (the part log, or `parts/aborts.log` as owed), or it is left at the store.
+    case uploadBegun(id: ItemID, uploadID: String)
+    /// The store confirmed aborting `uploadID`.
+    case abortConfirmed(uploadID: String)
     /// `id`'s part log vouches for its upload (part 0) and these parts (`PartLog` said they are
     /// durable): while the item is to be sent again, a crash may re-send only parts not among them.
     case partsLogged(id: ItemID, parts: Set<Int>)
@@ -33,6 +39,8 @@ public enum PowerCutEvent: Sendable, CustomStringConvertible {
         case .purging(let id): "purging \(id)"
         case .purged(let id): "\(id) purged"
         case .partsLogged(let id, let parts): "\(id)'s part log holds parts \(parts.sorted())"
+        case .uploadBegun(let id, let uploadID): "\(id)'s multipart upload \(uploadID) begun"
+        case .abortConfirmed(let uploadID): "the store confirmed aborting \(uploadID)"
         case .settled: "the step settled"
         }
     }

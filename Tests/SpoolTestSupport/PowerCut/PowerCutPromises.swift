@@ -14,7 +14,9 @@ import SpoolStore
 /// 4. an answered attempt stays answered: once its outcome was recorded (a 5xx, a final 4xx), the
 ///    item's history keeps it (it counts against `--max-attempts`, not as interrupted), and a
 ///    purge that returned stays done;
-/// 5. every item left is whole and uploadable (json parses, sizes agree), the index parses, a
+/// 5. a multipart upload begun and neither completed nor confirmed aborted stays named, in its
+///    item's part log or owed in `parts/aborts.log` (else it is left at the store for good);
+/// 6. every item left is whole and uploadable (json parses, sizes agree), the index parses, a
 ///    part log keeps the parts it vouched for while its item is to be sent again, and vouches
 ///    only for the bytes its item's blob holds.
 public struct PowerCutPromises {
@@ -39,6 +41,8 @@ public struct PowerCutPromises {
     public private(set) var gone = Set<ItemID>()
     /// Parts each item's log vouched for.
     public private(set) var loggedParts: [ItemID: Set<Int>] = [:]
+    /// Multipart uploads begun, by upload id, with their item, until the store confirmed aborting them.
+    public private(set) var openUploads: [String: ItemID] = [:]
 
     private struct Send {
         var attempt: Int
@@ -72,6 +76,10 @@ public struct PowerCutPromises {
                 gone.insert(id)
             case .partsLogged(let id, let parts):
                 loggedParts[id, default: []].formUnion(parts)
+            case .uploadBegun(let id, let uploadID):
+                openUploads[uploadID] = id
+            case .abortConfirmed(let uploadID):
+                openUploads[uploadID] = nil
             case .settled:
                 for (id, send) in sends {
                     if send.answer == nil { sends[id]?.stepEnded = true } else { sends[id]?.answerRecorded = true }
@@ -145,18 +153,26 @@ public struct PowerCutPromises {
         }
         for (id, parts) in loggedParts.sorted(by: { $0.key < $1.key }) {
             guard let payload = payloadOf[id], !accepted.contains(payload) else { continue }
-            guard let item = spool.items.first(where: { $0.id == id }), item.folder != "failed" else {
+            guard let item = spool.items.first(where: { $0.id == id }) else {
                 if !(places[payload] ?? []).isEmpty {
                     problems.append("\(id): its logged parts \(parts.sorted()) were forgotten: its payload is back as \((places[payload] ?? []).joined(separator: ", "))")
                 }
                 continue
             }
+            if item.folder == "failed" { continue }  // given up: its upload is owed an abort (below)
             let logged = spool.partLogs[id].flatMap { PartLogCodec.decode($0).state }
             let missing = parts.subtracting([0]).subtracting(logged.map { Set($0.parts.keys) } ?? [])
             if logged == nil || !missing.isEmpty {
                 problems.append(logged == nil
                     ? "\(id): its part log is gone (the upload would start over; it vouched for parts \(parts.sorted()))"
                     : "\(id): its part log lost parts \(missing.sorted()) it vouched for (they would be sent again)")
+            }
+        }
+        let owed = Set(spool.abortLog.map { AbortLogCodec.decode($0).owed.map(\.uploadID) } ?? [])
+        for (uploadID, id) in openUploads.sorted(by: { $0.key < $1.key }) {
+            if owed.contains(uploadID) || payloadOf[id].map(accepted.contains) == true { continue }
+            if spool.partLogs[id].flatMap({ PartLogCodec.decode($0).state })?.uploadID != uploadID {
+                problems.append("\(id): its multipart upload \(uploadID) is named nowhere (no part log, not owed in aborts.log): it would be left at the store")
             }
         }
         for item in spool.items {

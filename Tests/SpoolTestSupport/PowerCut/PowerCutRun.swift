@@ -126,6 +126,7 @@ public final class PowerCutRun {
         let fs = self.fs
         let inflight = "\(spoolPath)/inflight"
         transport.onStart = { request in
+            guard PowerCutRun.abortedUpload(request) == nil else { return }  // an AbortMultipartUpload
             var payload = [UInt8](repeating: 0, count: Int(request.body.size))
             let n = payload.withUnsafeMutableBytes { request.body.read(into: $0.baseAddress!, count: $0.count, at: 0) }
             if n >= 0 { payload.removeSubrange(n...) }
@@ -145,15 +146,25 @@ public final class PowerCutRun {
         try settle()
     }
 
+    /// The upload id of an AbortMultipartUpload request (`DELETE <url>?uploadId=<id>`), or nil.
+    static func abortedUpload(_ request: UploadRequest) -> String? {
+        guard request.method == "DELETE", let range = request.url.range(of: "?uploadId=") else { return nil }
+        return String(request.url[range.upperBound...])
+    }
+
     /// Answers the oldest request in flight, lets the engine record it, and settles.
     public func answer(_ outcome: UploadOutcome) throws {
         guard let engine else { throw RunError("no engine") }
-        let waiting = engine.transport.started.map(\.request.id)
+        let waiting = engine.transport.started.map(\.request)
         let answered = engine.transport.started.count - engine.transport.inFlight
         guard answered < waiting.count else { throw RunError("nothing in flight to answer") }
-        let id = waiting[answered]
-        let judged = OutcomeClassifier.classify(outcome)
-        fs.note(.answered(id: id, answer: judged == .success ? .accepted : judged == .outage ? .handedBack : .refused))
+        let request = waiting[answered]
+        if let uploadID = PowerCutRun.abortedUpload(request) {
+            if AbortSchedule.judge(outcome) == .confirmed { fs.note(.abortConfirmed(uploadID: uploadID)) }
+        } else {
+            let judged = OutcomeClassifier.classify(outcome)
+            fs.note(.answered(id: request.id, answer: judged == .success ? .accepted : judged == .outage ? .handedBack : .refused))
+        }
         try engine.transport.answerNext(outcome)
         try advance(by: 0)
     }

@@ -14,7 +14,7 @@ public enum PowerCutWorkloads {
     public static var all: [PowerCutWorkload] {
         [
             firstStart, enqueue, ingest, outcomes, operatorCommands, retryMany, quarantine, direct, multipartQueued,
-            multipartDirect, compaction, keepDone, restart, damaged,
+            multipartDirect, multipartRefused, compaction, keepDone, restart, damaged,
         ]
     }
 
@@ -192,6 +192,27 @@ public enum PowerCutWorkloads {
         }
     }
 
+    /// A queued item's multipart upload refused for good (a 400): the item goes to failed/, its
+    /// upload's abort is recorded as owed in `parts/aborts.log` before its part log goes, then
+    /// sent; the store confirms it.
+    public static var multipartRefused: PowerCutWorkload {
+        let big = Box<[UInt8]>([])
+        let configuration = configuration(direct: false, multipartThreshold: 16)
+        return PowerCutWorkload(
+            "multipart, refused (abort owed)", configuration: configuration,
+            prepare: { run in
+                big.value = run.payload("multipart, refused", size: 60)
+                try run.enqueue([big.value])
+            }
+        ) { run in
+            run.acknowledged(big.value, "enqueued before the run")
+            try run.startEngine(configuration)
+            try recordParts(run, size: 60, upTo: 1, durable: true)
+            try run.answer(.status(400))
+            try run.drain(answering: .status(204))  // the abort
+        }
+    }
+
     /// A direct multipart upload: its part log written unsynced until the upload has run
     /// `directDurableSeconds`, then the blob synced and the log after it.
     public static var multipartDirect: PowerCutWorkload {
@@ -220,7 +241,10 @@ public enum PowerCutWorkloads {
         guard let journal = request.partJournal else { throw PowerCutRun.RunError("\(request.id) is not a multipart upload") }
         if first == 0 {
             try journal.begin(.init(size: size, partSize: S3PartPlan.minimumPartSize, region: "us-east-1", uploadID: "upload-1", url: request.url))
-            if durable { run.fs.note(.partsLogged(id: request.id, parts: [0])) }
+            if durable {
+                run.fs.note(.partsLogged(id: request.id, parts: [0]))
+                run.fs.note(.uploadBegun(id: request.id, uploadID: "upload-1"))
+            }
             try run.settle()
         }
         for part in max(first, 1)...max(last, 1) where part <= last {
@@ -331,10 +355,12 @@ public enum PowerCutWorkloads {
     }
 
     /// Start-up recovery with work to do (an upload interrupted in inflight/, a direct upload's
-    /// lone blob, a queued item, the torn tail of the index), recorded and cut like any
-    /// workload: a power cut during recovery is just another crash.
+    /// lone blob, a queued item, the torn tail of the index, an abort log with one abort owed and
+    /// one confirmed, which it rewrites), recorded and cut like any workload: a power cut during
+    /// recovery is just another crash.
     public static var restart: PowerCutWorkload {
         let state = Box<(claimed: ItemID, claimedPayload: [UInt8], direct: [UInt8], queued: [UInt8])?>(nil)
+        let owedAbort = Box<OwedAbort?>(nil)
         return PowerCutWorkload(
             "start-up recovery", configuration: configuration(direct: true),
             prepare: { run in
@@ -355,6 +381,13 @@ public enum PowerCutWorkloads {
                 try index.seekToEnd()
                 try index.write(contentsOf: Data("R 80 0badf00d claim 2026".utf8))
                 try index.close()
+                // A failed item's multipart upload whose abort is owed, and one the store confirmed.
+                let failed = generator.next(at: run.clock.now(), originalName: "failed.bin")
+                let owed = OwedAbort(id: failed, region: "us-east-1", uploadID: "upload-owed", url: "http://127.0.0.1:9/failed.bin", since: run.clock.now())
+                let done = OwedAbort(id: failed, region: "us-east-1", uploadID: "upload-aborted", url: "http://127.0.0.1:9/failed.bin", since: run.clock.now())
+                try spool.partLogs.aborts.owe([owed, done])
+                try spool.partLogs.aborts.confirmed(done.uploadID)
+                owedAbort.value = owed
             }
         ) { run in
             guard let state = state.value else { return }
@@ -362,6 +395,7 @@ public enum PowerCutWorkloads {
             run.acknowledged(state.queued, "enqueued before the run")
             run.acknowledged(state.direct, "incoming/fox.jpg, taken for a direct upload before the run")
             run.counted(state.claimed, attempt: 1, payload: state.claimedPayload)
+            if let owed = owedAbort.value { run.fs.note(.uploadBegun(id: owed.id, uploadID: owed.uploadID)) }
             try run.startEngine(configuration(direct: true))
             try run.drain()
         }

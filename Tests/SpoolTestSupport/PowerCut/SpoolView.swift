@@ -15,6 +15,8 @@ struct SpoolView {
     var incoming: [String: [UInt8]] = [:]
     var index: [UInt8]?
     var partLogs: [ItemID: [UInt8]] = [:]
+    /// `parts/aborts.log`.
+    var abortLog: [UInt8]?
 
     init(_ tree: FileTree) {
         let root = tree.entries[FileTree.root] ?? [:]
@@ -39,7 +41,8 @@ struct SpoolView {
         if let inode = root["incoming"] { walk(inode, "") }
         if let inode = root[SpoolFolder.indexFileName] { index = tree.inodes[inode]?.content }
         if let parts = root["parts"] {
-            for (name, inode) in tree.entries[parts] ?? [:] where name.hasSuffix(".log") {
+            if let inode = tree.entries[parts]?[AbortLog.fileName] { abortLog = tree.inodes[inode]?.content }
+            for (name, inode) in tree.entries[parts] ?? [:] where name.hasSuffix(".log") && name != AbortLog.fileName {
                 if let id = ItemID(String(name.dropLast(4))), let node = tree.inodes[inode] { partLogs[id] = node.content }
             }
         }
