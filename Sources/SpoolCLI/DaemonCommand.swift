@@ -106,7 +106,7 @@ struct DaemonCommand {
                            help: "A hook still running after this long gets SIGTERM, then SIGKILL 5 s later (its whole process group).",
                            defaultDescription: "60"),
                 OptionSpec("settle", valueName: "SECONDS",
-                           help: "A file found by a scan (not announced by inotify) is taken once it is this old and no process holds it open for writing.",
+                           help: "A file found by a scan (not announced by inotify) is taken as soon as no process holds it open for writing; where the kernel cannot tell (no read lease: another user's file without CAP_LEASE, a file system without leases), once its mtime is this old and its size and mtime stay unchanged for this long.",
                            defaultDescription: "2"),
                 OptionSpec("max-watches", valueName: "N",
                            help: "Most inotify watches on incoming/ and its subfolders (each is kernel memory from the user's fs.inotify.max_user_watches); files in folders past it are found by the rescan every 60 s, said once in the log.",

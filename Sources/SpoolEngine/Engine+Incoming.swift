@@ -205,10 +205,11 @@ extension Engine {
     }
 
     /// A file found by a scan, not announced by inotify: its writer may still be writing it in
-    /// place. It is taken once its mtime is `--settle` old and no process holds it open for
-    /// writing (asked with a read lease). Where the lease cannot be taken (another user's file
-    /// without CAP_LEASE, a file system without leases), the fallback rule: its size and mtime
-    /// stay the same across two looks `--settle` apart.
+    /// place. It is taken as soon as no process holds it open for writing (asked with a read
+    /// lease), whatever its age: a file every writer has closed is complete, as one announced by
+    /// its writer's close is. Where the lease cannot be taken (another user's file without
+    /// CAP_LEASE, a file system without leases), the fallback rule: its mtime is `--settle` old
+    /// and its size and mtime stay the same across two looks `--settle` apart.
     func considerScanned(_ file: IncomingFile, now: Timestamp) {
         let name = file.path
         incomingSettling[name] = nil
@@ -226,11 +227,6 @@ extension Engine {
             refusedLooks[name] = nil
             reportedNames.remove(name)
         }
-        let settledAt = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds).adding(seconds: configuration.settleSeconds)
-        guard settledAt <= now else {
-            incomingSettling[name] = settledAt
-            return
-        }
         switch askWriters(file) {
         case .noWriter:
             take(name)
@@ -238,6 +234,11 @@ extension Engine {
             log.debug("incoming/\(name) is still open for writing; waiting for its writer to close it")
             incomingSettling[name] = now.adding(seconds: heldFileRecheckSeconds)
         case .unknown:
+            let settledAt = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds).adding(seconds: configuration.settleSeconds)
+            guard settledAt <= now else {
+                incomingSettling[name] = settledAt
+                return
+            }
             let look = IncomingLook(size: status.size, modifiedMilliseconds: status.modifiedMilliseconds, since: now)
             var previous = incomingLooks[name]
             if previous.map({ $0.size != look.size || $0.modifiedMilliseconds != look.modifiedMilliseconds }) ?? true {

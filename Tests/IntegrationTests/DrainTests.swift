@@ -267,7 +267,10 @@ final class DrainTests: XCTestCase {
             try spool.drop(name, [1, 2])
             try FileManager.default.setAttributes([.modificationDate: hourAgo], ofItemAtPath: spool.incoming + "/" + name)
         }
-        try spool.drop("fresh.txt", [3])  // found by the start-up scan, still settling
+        try spool.drop("held.txt", [3])  // found by the start-up scan, still open for writing
+        let writer = open(spool.incoming + "/held.txt", O_WRONLY | O_APPEND)
+        XCTAssertGreaterThanOrEqual(writer, 0)
+        defer { close(writer) }
         let drain = try SpooldProcess(
             ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "3600", "--settle", "3600"])
         addTeardownBlock { drain.signal(SIGKILL) }
@@ -281,7 +284,7 @@ final class DrainTests: XCTestCase {
                       result.stderr)
         XCTAssertFalse(result.stderr.contains("drain finished"), result.stderr)
         XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".a1.json") }.count, 2, "nothing is lost")
-        XCTAssertEqual(spool.files(in: "incoming"), ["fresh.txt"])
+        XCTAssertEqual(spool.files(in: "incoming"), ["held.txt"])
     }
 
     func testDrain_maxTime_cancelsAnUploadThatOutlivesTheGrace_andHandsItsAttemptBack() throws {

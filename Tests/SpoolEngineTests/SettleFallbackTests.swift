@@ -34,6 +34,17 @@ final class SettleFallbackTests: EngineTestCase {
         XCTAssertEqual(embedded.transport.startTimes(since: embedded.startedAt), [4])
     }
 
+    func testScan_leaseRefused_aFreshFile_waitsUntilItsMtimeIsSettleOld_thenTwoUnchangedLooks() throws {
+        try drop("fresh.txt", age: 0)
+        fs.writerCheckAnswer = .unknown(errno: EACCES)
+        let embedded = try start(configuration(settle: 2))
+
+        try embedded.advanceTime(to: 3.999)
+        XCTAssertEqual(embedded.transport.started.count, 0, "first look at 2 s (mtime --settle old), second --settle later")
+        try embedded.advanceTime(to: 4)
+        XCTAssertEqual(embedded.transport.startTimes(since: embedded.startedAt), [4])
+    }
+
     func testScan_leaseGranted_takesAnOldFileAtTheFirstLook() throws {
         try drop("old.txt", age: 60)
         let embedded = try start(configuration(settle: 5))
