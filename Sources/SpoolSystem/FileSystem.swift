@@ -43,6 +43,10 @@ public protocol FileSystem: Sendable {
     func status(of name: String, in directory: FileDescriptor) throws -> FileStatus
     /// All names in a directory except `.` and `..`.
     func list(_ directory: FileDescriptor) throws -> [DirectoryEntry]
+    /// Every name in a directory except `.` and `..`, one at a time and without a copy: `body`
+    /// gets the name's bytes (valid only during the call) and the type `readdir` reported, and
+    /// returns false to stop. A listing of a million names then costs no memory per name.
+    func forEachEntry(_ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool) throws
     /// `futimens(2)`: sets atime and mtime (a pending json's mtime is its next-attempt time).
     func setModificationTime(_ fd: FileDescriptor, milliseconds: Int64) throws
     /// `flock(2)`; returns false when non-blocking and held elsewhere.
@@ -112,6 +116,16 @@ extension FileSystem {
     /// `syncFileSystem(_:label:at:)` at the caller's line.
     public func syncFileSystem(_ fd: FileDescriptor, label: String, file: StaticString = #fileID, line: UInt = #line) throws {
         try syncFileSystem(fd, label: label, at: SourceLocation(file: file, line: line))
+    }
+
+    /// `list`, name by name (for file systems of tests that only list).
+    public func forEachEntry(
+        _ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool
+    ) throws {
+        for entry in try list(directory) {
+            let goOn = try FileName.encode(entry.name).withUnsafeBytes { try body($0, entry.type) }
+            if !goOn { return }
+        }
     }
 
     /// Writes the whole buffer, looping over short writes.

@@ -128,6 +128,18 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func list(_ directory: FileDescriptor) throws -> [DirectoryEntry] {
+        var entries: [DirectoryEntry] = []
+        // Bytes, not text: a name that is not UTF-8 must still open (`FileName`).
+        try forEachEntry(directory) { name, type in
+            entries.append(DirectoryEntry(name: FileName.decode(name), type: type))
+            return true
+        }
+        return entries
+    }
+
+    public func forEachEntry(
+        _ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool
+    ) throws {
         // fdopendir takes ownership of its descriptor, so hand it a duplicate.
         let copy = dup(directory.rawValue)
         guard copy >= 0 else { throw SystemError("dup", path: "fd \(directory.rawValue)", code: errno) }
@@ -138,16 +150,14 @@ public struct PosixFileSystem: FileSystem {
         }
         defer { closedir(stream) }
         rewinddir(stream)
-        var entries: [DirectoryEntry] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
                 if errno != 0 { throw SystemError("readdir", path: "fd \(directory.rawValue)", code: errno) }
-                return entries
+                return
             }
-            // Bytes, not text: a name that is not UTF-8 must still open (`FileName`).
-            let name = FileName.decode(DirectoryEntryName.bytes(of: entry))
-            if name == "." || name == ".." { continue }
+            let name = DirectoryEntryName.bytes(of: entry)
+            if name.count <= 2, name.allSatisfy({ $0 == UInt8(ascii: ".") }) { continue }  // "." and ".."
             let type: FileStatus.FileType
             switch Int32(entry.pointee.d_type) {
             case Int32(DT_REG): type = .regular
@@ -159,7 +169,7 @@ public struct PosixFileSystem: FileSystem {
             case Int32(DT_BLK): type = .blockDevice
             default: type = .unknown
             }
-            entries.append(DirectoryEntry(name: name, type: type))
+            guard try body(name, type) else { return }
         }
     }
 
