@@ -56,6 +56,43 @@ public struct ItemFileName: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(id.rawValue).a\(attempt).\(kind.rawValue)" }
 
+    /// What `init(parsing:)` reads from a name, taken from its bytes without making a string: the
+    /// length of the id at its start, the attempt and the kind. For a pass over a folder of a
+    /// million names, where only some become items.
+    public struct Shape: Equatable, Sendable {
+        public var idLength: Int
+        public var attempt: Int
+        public var kind: Kind
+    }
+
+    public static func shape(of name: UnsafeRawBufferPointer) -> Shape? {
+        let count = name.count
+        guard count > 26 else { return nil }
+        let kind: Kind
+        if name[count - 5] == UInt8(ascii: "."), name[count - 4] == UInt8(ascii: "j"), name[count - 3] == UInt8(ascii: "s"),
+           name[count - 2] == UInt8(ascii: "o"), name[count - 1] == UInt8(ascii: "n") { kind = .json }
+        else if name[count - 5] == UInt8(ascii: "."), name[count - 4] == UInt8(ascii: "b"), name[count - 3] == UInt8(ascii: "l"),
+                name[count - 2] == UInt8(ascii: "o"), name[count - 1] == UInt8(ascii: "b") { kind = .blob }
+        else { return nil }
+        var i = count - 5
+        var attempt = 0
+        var scale = 1
+        var digits = 0
+        while i > 0, name[i - 1] >= 48, name[i - 1] <= 57 {
+            digits += 1
+            guard digits <= 4 else { return nil }
+            attempt += Int(name[i - 1] - 48) * scale
+            scale *= 10
+            i -= 1
+        }
+        guard digits > 0, !(digits > 1 && name[i] == UInt8(ascii: "0")), i >= 2,
+              name[i - 1] == UInt8(ascii: "a"), name[i - 2] == UInt8(ascii: ".")
+        else { return nil }
+        let idLength = i - 2
+        guard ItemID.hasValidShape(UnsafeRawBufferPointer(rebasing: name[0..<idLength])) else { return nil }
+        return Shape(idLength: idLength, attempt: attempt, kind: kind)
+    }
+
     public var sibling: ItemFileName {
         ItemFileName(id: id, attempt: attempt, kind: kind == .json ? .blob : .json)
     }

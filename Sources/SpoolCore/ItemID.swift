@@ -21,34 +21,60 @@ public struct ItemID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// One pass over the bytes: this runs for every file name listed and every index record read,
     /// so it allocates nothing and never falls back to a generic substring search.
     static func hasValidShape(_ bytes: String.UTF8View) -> Bool {
-        var count = 0
-        var previous: UInt8 = 0
-        for c in bytes {
-            switch count {
-            case 8: guard c == UInt8(ascii: "T") else { return false }
-            case 18: guard c == UInt8(ascii: "Z") else { return false }
-            case 0..<18: guard c >= 48, c <= 57 else { return false }
-            default:
-                guard isSafe(c), !(c == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return false }
-            }
-            previous = c
-            count += 1
-            if count > maximumLength { return false }
+        if let fast = bytes.withContiguousStorageIfAvailable({ hasValidShape(UnsafeRawBufferPointer($0)) }) { return fast }
+        return Array(bytes).withUnsafeBytes { hasValidShape($0) }
+    }
+
+    static func hasValidShape(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
+        guard count >= 20, count <= maximumLength, bytes[8] == UInt8(ascii: "T"), bytes[18] == UInt8(ascii: "Z") else { return false }
+        for i in 0..<18 where i != 8 {
+            guard bytes[i] &- 48 < 10 else { return false }
         }
-        return count >= 20
+        var previous: UInt8 = 0
+        for i in 19..<count {
+            let c = bytes[i]
+            guard isSafe(c), !(c == UInt8(ascii: ".") && previous == UInt8(ascii: ".")) else { return false }
+            previous = c
+        }
+        return true
     }
 
     public var description: String { rawValue }
 
+    /// An id whose shape the caller has just checked (`hasValidShape` on its bytes).
+    init(trusted rawValue: String) { self.rawValue = rawValue }
+
     /// The creation time in the id's first 18 digits (`20261121T141003123Z`).
     public var createdAt: Timestamp? {
-        var digits: [Int] = []
-        digits.reserveCapacity(17)
-        for (i, c) in rawValue.utf8.prefix(18).enumerated() where i != 8 { digits.append(Int(c) - 48) }
-        guard digits.count == 17 else { return nil }
-        func n(_ from: Int, _ count: Int) -> Int { digits[from..<(from + count)].reduce(0) { $0 * 10 + $1 } }
-        return CivilTime(year: n(0, 4), month: n(4, 2), day: n(6, 2), hour: n(8, 2), minute: n(10, 2),
-                         second: n(12, 2), millisecond: n(14, 3)).timestamp
+        var text = rawValue
+        return text.withUTF8 { ItemID.createdAt(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The creation time in the first 18 bytes of an id (its text or the bytes of a file name).
+    public static func createdAt(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
+        guard bytes.count >= 18 else { return nil }
+        var value = (year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0, millisecond: 0)
+        var count = 0
+        for i in 0..<18 {
+            if i == 8 { continue }
+            let c = bytes[i]
+            guard c >= 48, c <= 57 else { return nil }
+            let d = Int(c) - 48
+            switch i {
+            case 0..<4: value.year = value.year * 10 + d
+            case 4..<6: value.month = value.month * 10 + d
+            case 6..<8: value.day = value.day * 10 + d
+            case 9..<11: value.hour = value.hour * 10 + d
+            case 11..<13: value.minute = value.minute * 10 + d
+            case 13..<15: value.second = value.second * 10 + d
+            default: value.millisecond = value.millisecond * 10 + d
+            }
+            count += 1
+        }
+        guard count == 17 else { return nil }
+        return CivilTime(year: value.year, month: value.month, day: value.day, hour: value.hour, minute: value.minute,
+                         second: value.second, millisecond: value.millisecond).timestamp
     }
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.rawValue < rhs.rawValue }
