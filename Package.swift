@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "UploadReceiver", swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         // The benchmark's baseline: a bare URLSession upload loop with no durability (scripts/bench).
-        .executableTarget(name: "spoold-bench", dependencies: ["SpoolTransport", "SpoolCore"], swiftSettings: swiftSettings),
+        .executableTarget(name: "spoold-bench", dependencies: ["SpoolTransport", "SpoolCore", "SpoolStore"], swiftSettings: swiftSettings),
 
         .target(
             name: "SpoolTestSupport",

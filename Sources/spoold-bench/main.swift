@@ -31,6 +31,7 @@
 //       fed in 1 MiB pieces as `--content-digest` does. Build with -c release to measure.
 import Foundation
 import SpoolCore
+import SpoolStore
 import SpoolTransport
 import Synchronization
 
@@ -499,6 +500,44 @@ final class CryptoHasher: BenchHasher {
     func finalize() -> [UInt8] { (try? hasher.finalize()) ?? [] }
 }
 
+// MARK: backlog-pass
+
+/// One pass over a spool's pending/ as the daemon makes it for the queue beyond memory: its
+/// time, the entries it wrote and the process's peak RSS, then the runs read back in order.
+func backlogPass(_ arguments: Arguments) {
+    guard let path = arguments.positionals.first else { fail("backlog-pass needs a spool folder") }
+    do {
+        let spool = try Spool(path: path, create: false)
+        let start = monotonicSeconds()
+        let runs = try spool.readBacklog(excluding: [], pass: 1, chunkSize: arguments.int("--chunk", 65_536))
+        let passSeconds = monotonicSeconds() - start
+        var reader = try runs.open()
+        var read = 0
+        var last: BacklogEntry?
+        var ordered = true
+        while let entry = try reader.next() {
+            if let last, entry < last { ordered = false }
+            last = entry
+            read += 1
+        }
+        reader.close()
+        runs.remove()
+        let readSeconds = monotonicSeconds() - start - passSeconds
+        print(String(format: "pass_seconds=%.3f read_seconds=%.3f entries=%d runs=%d read=%d ordered=%@ peak_rss_kib=%d",
+                     passSeconds, readSeconds, runs.count, runs.names.count, read, ordered ? "yes" : "NO", peakResidentKiB()))
+    } catch {
+        fail("\(error)")
+    }
+}
+
+func peakResidentKiB() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+    return 0
+}
+
 // MARK: main
 
 let all = CommandLine.arguments.dropFirst()
@@ -509,6 +548,7 @@ case "codec": codec(Arguments(all.dropFirst(), flags: []))
 case "sha256": sha256(Arguments(all.dropFirst(), flags: []))
 case "drop": drop(Arguments(all.dropFirst(), flags: []))
 case "feed": feed(Arguments(all.dropFirst(), flags: []))
+case "backlog-pass": backlogPass(Arguments(all.dropFirst(), flags: []))
 default:
     print("""
     Usage: spoold-bench upload --url URL [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
@@ -517,6 +557,7 @@ default:
            spoold-bench feed --dir INCOMING --log ACCESS_LOG --offset BYTES --count N --pid PID [--size B] [--backlog K] [--sample-at M]
            spoold-bench codec [--records N]
            spoold-bench sha256 [--mib N]
+           spoold-bench backlog-pass [--chunk N] SPOOL
     """)
     exit(all.isEmpty || all.first == "--help" || all.first == "-h" ? 0 : 2)
 }

@@ -1,0 +1,257 @@
+import Glibc
+import SpoolCore
+import SpoolSystem
+
+/// The queue beyond memory (`Backlog`): a pass reads pending/ once and writes what it found in
+/// line order, so the daemon can take items a batch at a time however many wait.
+///
+/// The folder is listed name by name (no string per name: a million items cost no memory here);
+/// each json's place in line is read from its name (untried: the time in its id) or, for a tried
+/// item, from its mtime (its next-attempt time). Entries are sorted in chunks of `chunkSize` and
+/// each chunk written as a run, `tmp/backlog.<pid>.<pass>.<n>`: scratch files, never synced, read
+/// back merged (`BacklogReader`) and removed when used up or replaced; start-up recovery removes
+/// any a stop left behind. A pass only reads the spool: it may run on a thread of its own.
+extension Spool {
+    /// Prefix of run files in tmp/.
+    public static let backlogRunPrefix = "backlog."
+
+    /// Reads pending/ and writes every item json whose id is not in `excluding` (those in memory)
+    /// into sorted runs. `pass` numbers the runs' names.
+    public func readBacklog(excluding: Set<ItemID>, pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
+        try backlogPass.run(excluding: excluding, pass: pass, chunkSize: chunkSize)
+    }
+
+    /// What a pass needs of the spool, to run on a thread of its own.
+    public var backlogPass: BacklogPass { BacklogPass(fs: fs, pending: descriptor(.pending), tmp: descriptor(.tmp)) }
+}
+
+/// A pass over pending/ (`Spool.readBacklog`), apart from the spool so it can run on another
+/// thread: it only lists and stats pending/ and writes its own runs in tmp/.
+public struct BacklogPass: Sendable {
+    let fs: any FileSystem
+    let pending: FileDescriptor
+    let tmp: FileDescriptor
+
+    public func run(excluding: Set<ItemID>, pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
+        var excludedHashes = Set<Int>()
+        for id in excluding {
+            var text = id.rawValue
+            excludedHashes.insert(text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) })
+        }
+        var chunk = BacklogChunk()
+        var runs = BacklogRuns(fs: fs, tmp: tmp)
+        var jsons = 0
+        var blobs = 0
+        do {
+            try fs.forEachEntry(pending) { name, _ in
+                if name.count > 5, name[name.count - 1] == UInt8(ascii: "b") {  // `.blob`: counted, not read
+                    if name[name.count - 2] == UInt8(ascii: "o") { blobs += 1 }
+                    return true
+                }
+                guard let shape = ItemFileName.shape(of: name), shape.kind == .json else { return true }
+                jsons += 1
+                let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
+                if !excludedHashes.isEmpty, excludedHashes.contains(Spool.hash(idBytes)),
+                   let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
+                    return true
+                }
+                let notBefore: Int64
+                if shape.attempt == 0 {
+                    notBefore = ItemID.createdAt(idBytes)?.millisecondsSinceEpoch ?? 0
+                } else {
+                    // A tried item is due at its json's mtime; one gone meanwhile was claimed or moved.
+                    guard let status = try? fs.status(of: String(decoding: name, as: UTF8.self), in: pending) else { return true }
+                    notBefore = status.modifiedMilliseconds
+                }
+                chunk.append(notBefore: notBefore, attempt: shape.attempt, id: idBytes)
+                if chunk.count >= chunkSize { try runs.write(&chunk, pass: pass) }
+                return true
+            }
+            if chunk.count > 0 { try runs.write(&chunk, pass: pass) }
+        } catch {
+            runs.remove()
+            throw error
+        }
+        runs.jsonsSeen = jsons
+        runs.blobsSeen = blobs
+        return runs
+    }
+}
+
+extension Spool {
+    /// The payload bytes of the items in a state folder: the sizes of its item blobs, read name
+    /// by name (no list kept).
+    public func payloadBytes(in folder: SpoolFolder) throws -> Int64 {
+        let fd = descriptor(folder)
+        var total: Int64 = 0
+        try fs.forEachEntry(fd) { name, _ in
+            guard let shape = ItemFileName.shape(of: name), shape.kind == .blob,
+                  let status = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd)
+            else { return true }
+            total += status.size
+            return true
+        }
+        return total
+    }
+
+    /// Whether a name in tmp/ is a pass's run (a running daemon's own, in use).
+    public static func isBacklogRun(_ name: String) -> Bool { name.hasPrefix(backlogRunPrefix) }
+
+    /// FNV-1a: cheap per name, and only ever confirmed by a comparison of the id itself.
+    fileprivate static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return Int(truncatingIfNeeded: h)
+    }
+}
+
+/// Entries of one chunk: their keys and their ids' bytes side by side, sorted without a string each.
+struct BacklogChunk {
+    struct Key {
+        var notBefore: Int64
+        var attempt: Int32
+        var offset: Int32
+        var length: Int32
+    }
+
+    private(set) var keys: [Key] = []
+    private(set) var bytes: [UInt8] = []
+    var count: Int { keys.count }
+
+    mutating func append(notBefore: Int64, attempt: Int, id: UnsafeRawBufferPointer) {
+        keys.append(Key(notBefore: notBefore, attempt: Int32(attempt), offset: Int32(bytes.count), length: Int32(id.count)))
+        bytes.append(contentsOf: id)
+    }
+
+    /// The chunk as a run: sorted by due time, then id (the order of `BacklogEntry`), one line each.
+    mutating func encodedRun() -> [UInt8] {
+        bytes.withUnsafeBufferPointer { all in
+            keys.sort { a, b in
+                if a.notBefore != b.notBefore { return a.notBefore < b.notBefore }
+                let n = Int(min(a.length, b.length))
+                let c = memcmp(all.baseAddress! + Int(a.offset), all.baseAddress! + Int(b.offset), n)
+                return c != 0 ? c < 0 : a.length < b.length
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + keys.count * 20)
+        bytes.withUnsafeBytes { all in
+            for key in keys {
+                BacklogRunCodec.append(
+                    notBefore: key.notBefore, attempt: Int(key.attempt),
+                    id: UnsafeRawBufferPointer(rebasing: all[Int(key.offset)..<Int(key.offset + key.length)]), to: &out)
+            }
+        }
+        keys.removeAll(keepingCapacity: true)
+        bytes.removeAll(keepingCapacity: true)
+        return out
+    }
+}
+
+/// The runs of one pass over pending/: scratch files in tmp/, each sorted.
+public struct BacklogRuns: Sendable {
+    let fs: any FileSystem
+    let tmp: FileDescriptor
+    public private(set) var names: [String] = []
+    /// Entries written, in all runs.
+    public private(set) var count = 0
+    /// Item jsons and blobs the pass saw in pending/ (in memory or not): a difference means
+    /// lone files, which `spoold check` names.
+    public internal(set) var jsonsSeen = 0
+    public internal(set) var blobsSeen = 0
+
+    init(fs: any FileSystem, tmp: FileDescriptor) { (self.fs, self.tmp) = (fs, tmp) }
+
+    mutating func write(_ chunk: inout BacklogChunk, pass: Int) throws {
+        let entries = chunk.count
+        let run = chunk.encodedRun()
+        var name = ""
+        var fd: FileDescriptor?
+        while fd == nil {
+            name = "\(Spool.backlogRunPrefix)\(getpid()).\(pass).\(names.count).\(UInt32.random(in: 0...UInt32.max))"
+            do {
+                fd = try fs.open(name, relativeTo: tmp, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
+            } catch let error as SystemError where error.code == EEXIST {
+                continue
+            }
+        }
+        names.append(name)
+        try fs.closing(fd!) { fd in try fs.writeAll(fd, run, label: "tmp/\(name)") }
+        count += entries
+    }
+
+    /// Reads the runs back as one ordered stream.
+    public func open() throws -> BacklogReader {
+        var sources: [RunFileSource] = []
+        do {
+            for name in names {
+                sources.append(RunFileSource(fs: fs, fd: try fs.open(name, relativeTo: tmp, flags: [.readOnly], mode: 0), name: name))
+            }
+            return BacklogReader(merge: try BacklogMerge(sources), sources: sources.map(\.fd), fs: fs)
+        } catch {
+            for source in sources { fs.close(source.fd) }
+            throw error
+        }
+    }
+
+    /// Removes the run files (a missing one is fine).
+    public func remove() {
+        for name in names { try? fs.remove(name, in: tmp, isDirectory: false) }
+    }
+}
+
+/// The runs of a pass read back in line order, one entry at a time.
+public struct BacklogReader {
+    private var merge: BacklogMerge<RunFileSource>
+    private let descriptors: [FileDescriptor]
+    private let fs: any FileSystem
+
+    init(merge: BacklogMerge<RunFileSource>, sources: [FileDescriptor], fs: any FileSystem) {
+        (self.merge, self.descriptors, self.fs) = (merge, sources, fs)
+    }
+
+    public var peek: BacklogEntry? { merge.peek }
+
+    public mutating func next() throws -> BacklogEntry? { try merge.next() }
+
+    /// Closes the run files (they are removed with `BacklogRuns.remove`).
+    public func close() { for fd in descriptors { fs.close(fd) } }
+}
+
+/// One run file, read in 64 KiB pieces and cut into lines.
+struct RunFileSource: BacklogSource {
+    let fs: any FileSystem
+    let fd: FileDescriptor
+    let name: String
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var atEnd = false
+
+    init(fs: any FileSystem, fd: FileDescriptor, name: String) { (self.fs, self.fd, self.name) = (fs, fd, name) }
+
+    mutating func next() throws -> BacklogEntry? {
+        while true {
+            let (found, entry, consumed) = buffer.withUnsafeBytes { all -> (Bool, BacklogEntry?, Int) in
+                let rest = UnsafeRawBufferPointer(rebasing: all[position...])
+                guard let base = rest.baseAddress, let hit = memchr(base, 0x0A, rest.count) else { return (false, nil, 0) }
+                let length = base.distance(to: UnsafeRawPointer(hit))
+                return (true, BacklogRunCodec.decode(UnsafeRawBufferPointer(start: base, count: length)), length + 1)
+            }
+            if found {
+                position += consumed
+                // A line that is not ours cannot come from our own pass: skip it rather than stop.
+                if let entry { return entry }
+                continue
+            }
+            if atEnd { return nil }
+            buffer.removeSubrange(0..<position)
+            position = 0
+            let before = buffer.count
+            buffer.reserveCapacity(before + 65_536)
+            let n = try [UInt8](unsafeUninitializedCapacity: 65_536) { piece, count in
+                count = try fs.read(fd, into: UnsafeMutableRawBufferPointer(piece))
+            }
+            if n.isEmpty { atEnd = true } else { buffer.append(contentsOf: n) }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Glibc
+import SpoolCore
+import SpoolStore
+import SpoolTestSupport
+import XCTest
+
+/// A pass over pending/ for the queue beyond memory: every item json not in memory, in line
+/// order (untried by the time in their id, tried by their json's mtime), read back from sorted
+/// runs in tmp/ whatever the chunk size.
+final class BacklogPassTests: StoreTestCase {
+    private func addItems(_ count: Int) throws -> [ItemID] {
+        var batch: [NewItem] = []
+        for n in 0..<count {
+            let name = "f\(n).dat"
+            try temp.write(Array(name.utf8), to: name, in: .incoming)
+            batch.append(items.incoming(name))
+        }
+        _ = try spool.add(batch)
+        return batch.map(\.id)
+    }
+
+    private func readAll(_ runs: BacklogRuns) throws -> [BacklogEntry] {
+        var reader = try runs.open()
+        defer { reader.close() }
+        var out: [BacklogEntry] = []
+        while let e = try reader.next() { out.append(e) }
+        return out
+    }
+
+    func testPass_readsEveryItemInLineOrder_acrossChunks_andSkipsThoseInMemory() throws {
+        let ids = try addItems(25)
+        let runs = try spool.readBacklog(excluding: [ids[3], ids[7]], pass: 1, chunkSize: 4)
+        defer { runs.remove() }
+        XCTAssertEqual(runs.names.count, 6, "23 entries in chunks of 4")
+        XCTAssertTrue(runs.names.allSatisfy { temp.names(in: .tmp).contains($0) })
+        let read = try readAll(runs)
+        XCTAssertEqual(read.map(\.id), ids.filter { $0 != ids[3] && $0 != ids[7] }, "oldest first")
+        XCTAssertEqual(read.map(\.attempt), Array(repeating: 0, count: 23))
+        XCTAssertEqual(runs.jsonsSeen, 25)
+        XCTAssertEqual(runs.blobsSeen, 25)
+
+        runs.remove()
+        XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }, [])
+    }
+
+    func testATriedItem_standsInLineAtItsNextAttemptTime() throws {
+        let ids = try addItems(3)
+        // The first item was tried and is due again after the others were made.
+        let first = ids[0]
+        XCTAssertEqual(rename(temp.path(.pending, "\(first).a0.json"), temp.path(.pending, "\(first).a1.json")), 0)
+        XCTAssertEqual(rename(temp.path(.pending, "\(first).a0.blob"), temp.path(.pending, "\(first).a1.blob")), 0)
+        let later = ids[2].createdAt!.adding(seconds: 60)
+        try spool.setModificationTime("\(first).a1.json", in: .pending, to: later)
+
+        let runs = try spool.readBacklog(excluding: [], pass: 1)
+        defer { runs.remove() }
+        let read = try readAll(runs)
+        XCTAssertEqual(read.map(\.id), [ids[1], ids[2], first])
+        XCTAssertEqual(read.last, BacklogEntry(notBefore: later, id: first, attempt: 1))
+        XCTAssertEqual(read.last?.attempt, 1)
+    }
+
+    func testNamesThatAreNotItems_areIgnored() throws {
+        _ = try addItems(2)
+        try temp.write([1], to: "stray.txt", in: .pending)
+        try temp.write([1], to: "20261121T141003123Z-x.a01.json", in: .pending)
+        let runs = try spool.readBacklog(excluding: [], pass: 1)
+        defer { runs.remove() }
+        XCTAssertEqual(try readAll(runs).count, 2)
+    }
+}
