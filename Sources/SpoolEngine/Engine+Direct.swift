@@ -16,7 +16,7 @@ extension Engine {
     /// first, in order).
     func directUploadsMayRun(now: Timestamp) -> Bool {
         configuration.directUploads && !configuration.keepDone && !directUnsupported && endpoint.outage == nil
-            && !pacer.isLimited && intake.pausedSince == nil && due.countDue(at: now, upTo: 1) == 0
+            && !pacer.isLimited && intake.pausedSince == nil && due.countDue(at: now, upTo: 1) == 0 && backlog.isEmpty
     }
 
     /// Starts a direct upload of the next announced files, one per free slot, and returns those

@@ -23,13 +23,15 @@ extension Engine {
             if let folder = incomingFolders[event.watch] {
                 takeIncomingEvent(event, in: folder, now: now)
             } else if event.watch == pendingWatch, let name = ItemFileName(parsing: event.name), name.kind == .json,
-                      items[name.id] == nil
+                      items[name.id] == nil, !ownArrivals.contains(name.id)
             {
                 adopt(name, now: now)
             } else if event.watch == rootWatch && event.name == SpoolFolder.incoming.rawValue {
                 incomingMayBeReplaced = true
             }
         }
+        // Our own renames into pending/ were announced in these events at the latest.
+        ownArrivals.removeAll(keepingCapacity: true)
         if incomingMayBeReplaced {
             incomingMayBeReplaced = false
             try watchIncomingAgainIfReplaced(now: now)
@@ -317,7 +319,10 @@ extension Engine {
     }
 
     /// Adopts json files in pending/ the engine does not know (operator moves, another process).
+    /// Only while nothing waits beyond memory: then every item in pending/ should be in memory,
+    /// and the folder holds no more than memory does. Otherwise the passes over pending/ find them.
     func scanPending(now: Timestamp) throws {
+        guard backlog.isEmpty else { return }
         for entry in try spool.list(.pending) {
             if let name = ItemFileName(parsing: entry.name), name.kind == .json, items[name.id] == nil { adopt(name, now: now) }
         }
@@ -326,9 +331,11 @@ extension Engine {
     func adopt(_ name: ItemFileName, now: Timestamp) {
         let location = ItemLocation(.pending, attempt: name.attempt)
         guard let status = try? spool.status(of: name, at: location), status.type == .regular else { return }
-        let notBefore = min(Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds), now)
-        items[name.id] = ItemLifecycle(location: location, notBefore: notBefore)
-        due.push(.init(notBefore: notBefore, id: name.id))
+        // Untried: in line by the time in its id (a retried item keeps its place); tried: at its
+        // json's mtime, or at once if that is in the future (an operator's move means "now").
+        let notBefore = name.attempt == 0
+            ? BacklogEntry.untried(name.id).notBefore : min(Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds), now)
+        admit(name.id, ItemLifecycle(location: location, notBefore: notBefore))
         observers.itemQueued(name.id, at: location)
         log.debug("adopted \(name.id) from pending/")
     }
@@ -405,8 +412,9 @@ extension Engine {
                     summary.failed += 1
                     log.warning("incoming/\(name) parked in failed/ as \(id): \(item.metadata.failureReason ?? "")")
                 } else {
-                    items[id] = ItemLifecycle(location: ItemLocation(.pending, attempt: 0), notBefore: now)
-                    due.push(.init(notBefore: now, id: id))
+                    if !admit(id, ItemLifecycle(location: ItemLocation(.pending, attempt: 0), notBefore: now)) {
+                        ownArrivals.insert(id)  // its rename into pending/ is not an operator's to adopt
+                    }
                     observers.itemQueued(id, at: ItemLocation(.pending, attempt: 0))
                     log.debug("took incoming/\(name) as \(id)")
                 }

@@ -9,6 +9,8 @@ extension Engine {
     /// inflight .a(N+1)) to the round; `commitRound` counts the attempts on disk before any
     /// request is sent, then starts the uploads.
     func collectClaims(now: Timestamp, into round: inout Round) throws {
+        // Memory first holds what comes first in line, whatever waits beyond it.
+        try feedMemory(now: now, keep: round.finishedIDs)
         var slots = configuration.concurrency - uploads.count
         guard slots > 0 else { return }
         var probe = false
@@ -26,6 +28,11 @@ extension Engine {
         var deferred: [DueQueue.Entry] = []
         defer { for entry in deferred { due.push(entry) } }
         while claimed < slots, let next = due.first, next.notBefore <= now {
+            // Nothing waiting beyond memory may come before it (`Backlog`).
+            if let lifecycle = items[next.id], lifecycle.state == .pending, lifecycle.notBefore == next.notBefore,
+               backlog.next(head: backlogEntry(next.id, lifecycle), inMemory: items.count) != .claim {
+                break
+            }
             _ = due.popFirst()
             if round.finishedIDs.contains(next.id) {
                 deferred.append(next)
@@ -228,16 +235,18 @@ extension Engine {
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size))
-            case .handBack(_, _, let notBefore):
+            case .handBack(_, let to, let notBefore):
                 if outcome.class == .throttled {
                     log.debug("attempt \(attempt) of \(completion.id) throttled (\(outcome.summary)); handed back uncounted")
                 }
-                // The attempt did not count, so the history is left as it was.
+                // The attempt did not count, so the history is left as it was. An item handed
+                // back untried keeps its place in line: the time in its id, as a pass reads it.
                 round.finish(SpoolTransition(
                     action.record(for: id), metadata: upload.isDirect ? metadata : nil, notBefore: notBefore,
                     fromDirectUpload: upload.isDirect))
+                if to.attempt == 0 { lifecycle = ItemLifecycle(location: to, notBefore: BacklogEntry.untried(id).notBefore) }
                 items[id] = lifecycle
-                due.push(.init(notBefore: notBefore, id: id))
+                due.push(.init(notBefore: lifecycle.notBefore, id: id))
             case .requeue(_, _, let notBefore):
                 metadata.attempts.append(record)
                 round.finish(SpoolTransition(

@@ -19,9 +19,25 @@ public final class Engine {
     let configuration: EngineConfiguration
     let log: EventLog
 
-    /// Every item that is pending or in flight (terminal items are not tracked).
+    /// The items in memory: pending (at most `configuration.queueMemory` with those in flight) or
+    /// in flight. The rest of the queue waits in pending/ (`backlog`, `Engine+Backlog`).
     var items: [ItemID: ItemLifecycle] = [:]
     var due = DueQueue()
+    /// What waits in pending/ beyond memory, and when a pass must read it.
+    var backlog: Backlog
+    /// The runs of the last pass and their reader; the entries not read yet (an estimate).
+    var backlogRuns: BacklogRuns?
+    var backlogReader: BacklogReader?
+    var runsLeft = 0
+    var passCount = 0
+    /// When a pass that failed (a full disk for its runs) is tried again.
+    var passRetryAt: Timestamp?
+    let passInbox = PassInbox()
+    /// Items this engine put into pending/ but not into memory, until the inotify events of
+    /// their renames were read: not to be adopted as an operator's.
+    var ownArrivals = Set<ItemID>()
+    /// Runs a pass over pending/: on a thread of its own in the daemon, at once in tests.
+    let runPass: @Sendable (@escaping @Sendable () -> Void) -> Void
     var uploads: [ItemID: Upload] = [:]
     /// Reachable, or paused by an outage with one probe at a time.
     var endpoint = EndpointState.reachable
@@ -151,9 +167,12 @@ public final class Engine {
         spool: Spool, transport: any UploadTransport, clock: any Clock, configuration: EngineConfiguration,
         log: EventLog, processTag: UInt64,
         events: (any EngineEventSource)? = nil, pacer: RequestPacer? = nil,
-        residentKiB: @escaping () -> Int? = ProcessImage.trimmedResidentKilobytes
+        residentKiB: @escaping () -> Int? = ProcessImage.trimmedResidentKilobytes,
+        runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) }
     ) throws {
         self.pacer = pacer ?? RequestPacer(settings: .init(maximumPauseSeconds: configuration.policy.maximumBackoffSeconds))
+        self.backlog = Backlog(capacity: configuration.queueMemory)
+        self.runPass = runPass
         self.recycleTrigger = configuration.recycle
         self.readResidentKiB = residentKiB
         self.spool = spool
@@ -266,6 +285,7 @@ public final class Engine {
     /// After the last step: waits for background unlinks, removes the spare jsons and tells the
     /// observers. (The loop ends with no abort in flight; those still owed stay recorded.)
     public func finish() throws -> RunSummary {
+        dropRuns()
         try spool.drainRemovals()
         spool.removeSpareJSONs()
         observers.engineFinished(self, now: clock.now())
@@ -314,10 +334,11 @@ public final class Engine {
         return Int32(clamping: max(0, min(1000, cancelAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch)))
     }
 
-    /// Nothing pending, nothing uploading, nothing waiting in incoming/, no abort in flight (an
-    /// abort waiting to be sent again does not keep `drain` going: it stays owed).
+    /// Nothing pending (in memory or beyond), nothing uploading, nothing waiting in incoming/, no
+    /// abort in flight (an abort waiting to be sent again does not keep `drain` going: it stays owed).
     var isIdle: Bool {
         items.isEmpty && uploads.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty && aborts.inFlightCount == 0
+            && backlog.isEmpty
     }
 
     /// Milliseconds until something is due: the next pending item (or, while requests are
@@ -351,6 +372,8 @@ public final class Engine {
         if let abort = aborts.nextDue { wake = min(wake, abort) }
         if let lift = pacer.liftDue { wake = min(wake, lift) }
         if let rewrite = shownLimit?.rewriteAt { wake = min(wake, rewrite) }
+        // A pass that failed is tried again; one under way wakes the loop when it ends.
+        if let retry = passRetryAt { wake = min(wake, retry) }
         let ms = wake.millisecondsSinceEpoch - now.millisecondsSinceEpoch
         return Int32(clamping: max(0, min(ms, 60_000)))
     }

@@ -67,6 +67,10 @@ public struct EngineConfiguration: Sendable {
     /// of dirty data starts after 30 s (`vm.dirty_expire_centisecs`): an upload that ends sooner
     /// never writes its blob to the disk at all.
     public var directDurableSeconds: Double = 30
+    /// `--queue-memory`: most items held in memory (pending and in flight); the rest of the queue
+    /// waits in pending/ and is read in line order when its turn comes (`Backlog`).
+    public var queueMemory = EngineConfiguration.defaultQueueMemory
+    public static let defaultQueueMemory = 10_000
 
     /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
     /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,

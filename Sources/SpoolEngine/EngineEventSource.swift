@@ -17,6 +17,8 @@ public protocol EngineEventSource: AnyObject, Sendable {
     func report(_ report: TransportReport)
     /// A stop request: raises `EngineEvents.stopLevel`.
     func requestStop()
+    /// Wakes the loop for work that ended on another thread (a pass over pending/).
+    func wake()
     /// Everything that arrived since the last call, without waiting.
     func takeEvents() -> EngineEvents
     /// Blocks until an event may have arrived or `timeoutMilliseconds` pass.

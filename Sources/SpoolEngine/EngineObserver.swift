@@ -15,6 +15,10 @@ public protocol EngineObserver: AnyObject {
     func engineFinished(_ engine: Engine, now: Timestamp)
     /// A new item joined the queue (ingested or adopted) in pending/.
     func itemQueued(_ id: ItemID, at location: ItemLocation)
+    /// Items waiting in pending/ beyond memory were read into memory (`Engine+Backlog`).
+    func itemsCameIntoMemory(_ items: [(ItemID, ItemLocation)])
+    /// Pending items in memory were given back to make room; they wait in pending/, still queued.
+    func itemsLeftMemory(_ ids: [ItemID])
     /// An item left the queue without an upload outcome (parked, vanished).
     func itemLeftQueue(_ id: ItemID)
     /// A pending item was deleted to make room (`--when-full drop-oldest`); by default the same
@@ -36,6 +40,8 @@ extension EngineObserver {
     public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? { nil }
     public func engineFinished(_ engine: Engine, now: Timestamp) {}
     public func itemQueued(_ id: ItemID, at location: ItemLocation) {}
+    public func itemsCameIntoMemory(_ items: [(ItemID, ItemLocation)]) {}
+    public func itemsLeftMemory(_ ids: [ItemID]) {}
     public func itemLeftQueue(_ id: ItemID) {}
     public func itemDropped(_ id: ItemID) { itemLeftQueue(id) }
     public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {}
@@ -68,6 +74,8 @@ public final class EngineObservers {
     func engineFinished(_ engine: Engine, now: Timestamp) { for o in observers { o.engineFinished(engine, now: now) } }
     func itemQueued(_ id: ItemID, at location: ItemLocation) { for o in observers { o.itemQueued(id, at: location) } }
     func itemLeftQueue(_ id: ItemID) { for o in observers { o.itemLeftQueue(id) } }
+    func itemsCameIntoMemory(_ items: [(ItemID, ItemLocation)]) { for o in observers { o.itemsCameIntoMemory(items) } }
+    func itemsLeftMemory(_ ids: [ItemID]) { for o in observers { o.itemsLeftMemory(ids) } }
     func itemDropped(_ id: ItemID) { for o in observers { o.itemDropped(id) } }
     func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
         for o in observers { o.uploadFinished(id, outcome: outcome, size: size, seconds: seconds, stillQueued: stillQueued) }

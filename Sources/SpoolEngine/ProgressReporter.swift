@@ -50,7 +50,8 @@ public final class ProgressReporter: EngineObserver {
         nextDraw = now.adding(seconds: DrainProgress.minimumRedrawSeconds)
         var progress = DrainProgress()
         progress.itemsDone = itemsDone
-        progress.itemsTotal = itemsDone + engine.items.count + engine.incomingAnnounced.count + engine.incomingSettling.count
+        progress.itemsTotal = itemsDone + engine.uploads.count + engine.pendingCount + engine.incomingAnnounced.count
+            + engine.incomingSettling.count
         progress.bytesDone = bytesDone
         progress.bytesTotal = bytesDone + queue.total
         progress.elapsedSeconds = started.map { $0.seconds(until: now) } ?? 0

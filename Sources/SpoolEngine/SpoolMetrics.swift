@@ -94,7 +94,8 @@ public final class SpoolMetrics: EngineObserver {
         incomingFolder.refresh(spool, now: now)
         let inflightBytes = engine.uploads.values.reduce(Int64(0)) { $0 + $1.metadata.size }
         let inflight = engine.uploads.count
-        var oldest: ItemID?
+        // The oldest pending item: in memory, or the next one waiting beyond it.
+        var oldest = engine.backlog.nextToLoad?.id
         for (id, lifecycle) in engine.items where lifecycle.state == .pending {
             if oldest.map({ id < $0 }) ?? true { oldest = id }
         }
@@ -105,7 +106,7 @@ public final class SpoolMetrics: EngineObserver {
             values.map { ([("state", $0.0)], $0.1) }
         }
         text.gauge("spoold_queue_items", "Items in the spool by state (incoming: files not yet taken).", byState([
-            ("incoming", Double(incomingFolder.count)), ("pending", Double(engine.items.count - inflight)),
+            ("incoming", Double(incomingFolder.count)), ("pending", Double(engine.pendingCount)),
             ("inflight", Double(inflight)), ("failed", Double(failedFolder.count)),
         ]))
         text.gauge("spoold_queue_bytes", "Payload bytes in the spool by state.", byState([

@@ -27,6 +27,8 @@ public final class SystemEventSource: EngineEventSource {
 
     public func requestStop() { inbox.requestStop() }
 
+    public func wake() { inbox.wakeup.signal() }
+
     public func takeEvents() -> EngineEvents {
         if let stopSignals { for _ in 0..<stopSignals.take() { inbox.requestStop() } }
         return EngineEvents(

@@ -79,7 +79,7 @@ public final class SystemdNotifier: EngineObserver {
     /// `3 pending, 1 uploading; 12 uploaded, 0 failed since start` and the outage if any.
     static func status(of engine: Engine) -> String {
         let uploading = engine.uploads.count
-        var text = "\(engine.items.count - uploading) pending, \(uploading) uploading; "
+        var text = "\(engine.pendingCount) pending, \(uploading) uploading; "
             + "\(engine.summary.uploaded) uploaded, \(engine.summary.failed) failed since start"
         if let outage = engine.outage {
             text += "; endpoint unreachable since \(outage.since.iso8601) (\(outage.reason)), uploads paused"

@@ -39,7 +39,7 @@ public final class EmbeddedEngine {
         engine = try Engine(
             spool: spool, transport: self.transport, clock: clock, configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
-            residentKiB: residentKiB)
+            residentKiB: residentKiB, runPass: { $0() })
         for observer in observers { engine.observers.add(observer) }
         engine.sizeGate = sizeGate
         startedAt = clock.now()

@@ -36,13 +36,19 @@ public final class ScriptedEventSource: EngineEventSource, @unchecked Sendable {
 
     public func requestStop() { inbox.requestStop() }
 
+    public func wake() { lock.withLock { woken = true } }
+    private var woken = false
+
     public func takeEvents() -> EngineEvents {
         let watcher = lock.withLock {
             defer { fed.removeAll() }
             return fed
         }
         let stopLevel = inbox.stopLevel
-        lock.withLock { stopLevelTaken = stopLevel }
+        lock.withLock {
+            stopLevelTaken = stopLevel
+            woken = false
+        }
         return EngineEvents(watcher: watcher, completions: inbox.takeAll(), stopLevel: stopLevel, reports: inbox.takeReports())
     }
 
@@ -50,7 +56,7 @@ public final class ScriptedEventSource: EngineEventSource, @unchecked Sendable {
 
     /// Something arrived that a `poll(2)` would wake for.
     public var hasEvents: Bool {
-        inbox.hasCompletions || lock.withLock { !fed.isEmpty || stopLevelTaken != inbox.stopLevel }
+        inbox.hasCompletions || lock.withLock { !fed.isEmpty || woken || stopLevelTaken != inbox.stopLevel }
     }
 
     /// Feeds an inotify event for `name` in the watched folder whose label ends with `/folder`

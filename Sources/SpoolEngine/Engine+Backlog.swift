@@ -1,0 +1,193 @@
+import Dispatch
+import Glibc
+import SpoolCore
+import SpoolStore
+import SpoolSystem
+import Synchronization
+
+/// The queue beyond memory: at most `--queue-memory` items are held in memory (`items`, `due`);
+/// the rest wait in pending/ and come in when their turn does (`Backlog` decides, this performs).
+/// A pass over pending/ on a thread of its own writes them sorted into runs in tmp/; the engine
+/// reads the runs back a batch at a time. So memory and the cost per item stay the same whether
+/// a thousand items wait or a million, and items still go out oldest first (then by retry time)
+/// across all of them.
+extension Engine {
+    /// Passes that ended, posted from their thread for the next step.
+    final class PassInbox: Sendable {
+        private let results = Mutex<[Result<BacklogRuns, any Error>]>([])
+
+        func post(_ result: Result<BacklogRuns, any Error>) { results.withLock { $0.append(result) } }
+
+        func take() -> [Result<BacklogRuns, any Error>] {
+            results.withLock { list in
+                defer { list.removeAll() }
+                return list
+            }
+        }
+    }
+
+    /// Where an item in memory stands in line.
+    func backlogEntry(_ id: ItemID, _ lifecycle: ItemLifecycle) -> BacklogEntry {
+        BacklogEntry(notBefore: lifecycle.notBefore, id: id, attempt: lifecycle.attemptsMade)
+    }
+
+    /// A pending item that just joined the queue (taken in, adopted, recovered): held in memory if
+    /// the backlog lets it, else it waits in pending/ until its turn. True when it is in memory.
+    @discardableResult
+    func admit(_ id: ItemID, _ lifecycle: ItemLifecycle) -> Bool {
+        guard backlog.admit(backlogEntry(id, lifecycle), inMemory: items.count) else { return false }
+        items[id] = lifecycle
+        due.push(.init(notBefore: lifecycle.notBefore, id: id))
+        return true
+    }
+
+    /// The earliest pending item in memory, after dropping heap entries that went stale.
+    func memoryHead() -> BacklogEntry? {
+        while let first = due.first {
+            if let lifecycle = items[first.id], lifecycle.state == .pending, lifecycle.notBefore == first.notBefore {
+                return backlogEntry(first.id, lifecycle)
+            }
+            _ = due.popFirst()
+        }
+        return nil
+    }
+
+    /// Items waiting in pending/ outside memory, as far as the engine knows (some entries of the
+    /// runs are skipped when read: uploaded or moved meanwhile).
+    public var queuedOutsideMemory: Int { runsLeft + backlog.waitingCount }
+
+    /// Pending items, in memory and on disk (not counting those in flight).
+    public var pendingCount: Int { items.count - uploads.count + queuedOutsideMemory }
+
+    /// Before claims: makes memory hold what comes first in line. Reads the next entries of the
+    /// runs and the waiting list in, gives back the latest items when memory is full and an
+    /// earlier one waits on disk, and starts a pass when only a pass can find what comes next.
+    /// `keep` (items finished in this round, their moves not committed yet) are never given back.
+    func feedMemory(now: Timestamp, keep: Set<ItemID> = []) throws {
+        takeFinishedPasses(now: now)
+        for _ in 0..<8 {
+            switch backlog.next(head: memoryHead(), inMemory: items.count) {
+            case .load(let count):
+                if try load(count) == 0 && backlog.nextToLoad == nil { break }
+                continue
+            case .evict(let count):
+                if evict(count, keep: keep) == 0 { break }
+                continue
+            case .claim, .waitForPass, .idle:
+                break
+            }
+            break
+        }
+        startPassIfWanted(now: now)
+    }
+
+    /// Reads up to `count` entries in, in line order; returns how many joined memory. An entry
+    /// whose item is in memory already, or whose json is no longer where it says (uploaded,
+    /// moved by an operator), is skipped: the folders are the truth.
+    private func load(_ count: Int) throws -> Int {
+        var loaded: [(ItemID, ItemLocation)] = []
+        defer { if !loaded.isEmpty { observers.itemsCameIntoMemory(loaded) } }
+        for _ in 0..<count {
+            guard let entry = backlog.nextToLoad else { break }
+            if backlog.waitingEntries.first == entry {
+                _ = backlog.takeWaiting()
+            } else {
+                _ = try backlogReader?.next()
+                runsLeft = max(0, runsLeft - 1)
+                backlog.nextRun = backlogReader?.peek
+                if backlog.nextRun == nil { dropRuns() }
+            }
+            guard items[entry.id] == nil else { continue }
+            let location = ItemLocation(.pending, attempt: entry.attempt)
+            guard let status = try? spool.status(of: ItemFileName(id: entry.id, attempt: entry.attempt, kind: .json), at: location),
+                  status.type == .regular
+            else { continue }
+            let notBefore = entry.attempt == 0 ? entry.notBefore : Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds)
+            items[entry.id] = ItemLifecycle(location: location, notBefore: notBefore)
+            due.push(.init(notBefore: notBefore, id: entry.id))
+            loaded.append((entry.id, location))
+        }
+        return loaded.count
+    }
+
+    /// Gives back up to `count` of the latest pending items in memory (their files stay in
+    /// pending/; they wait on disk, found again by their entries or the next pass).
+    private func evict(_ count: Int, keep: Set<ItemID>) -> Int {
+        let latest = items.lazy
+            .filter { $0.value.state == .pending && !keep.contains($0.key) }
+            .map { self.backlogEntry($0.key, $0.value) }
+            .sorted(by: >)
+            .prefix(count)
+        for entry in latest {
+            items[entry.id] = nil
+            backlog.evicted(entry)
+        }
+        observers.itemsLeftMemory(latest.map(\.id))
+        return latest.count
+    }
+
+    /// Starts a pass over pending/ when the backlog wants one: on the pass worker, with the ids
+    /// in memory left out. Its result arrives in `passInbox` and wakes the loop.
+    func startPassIfWanted(now: Timestamp) {
+        if let retry = passRetryAt, now < retry { return }
+        guard backlog.wantsPass(head: memoryHead(), inMemory: items.count) else { return }
+        backlog.passStarted()
+        passCount += 1
+        let (pass, number, excluding) = (spool.backlogPass, passCount, Set(items.keys))
+        let (inbox, events) = (passInbox, self.events)
+        log.debug("reading pending/ for the items beyond memory (pass \(number), \(excluding.count) in memory)")
+        runPass {
+            inbox.post(Result { try pass.run(excluding: excluding, pass: number) })
+            events.wake()
+        }
+    }
+
+    /// Takes the result of a pass that ended: its runs replace the earlier ones.
+    func takeFinishedPasses(now: Timestamp) {
+        for result in passInbox.take() {
+            switch result {
+            case .success(let runs):
+                dropRuns()
+                do {
+                    let reader = try runs.open()
+                    backlogRuns = runs
+                    runsLeft = runs.count
+                    backlog.passFinished(nextRun: reader.peek)
+                    if reader.peek == nil {
+                        reader.close()
+                        dropRuns()
+                    } else {
+                        backlogReader = reader
+                    }
+                    passRetryAt = nil
+                    log.debug("read pending/: \(runs.count) item(s) beyond memory, in \(runs.names.count) sorted run(s)")
+                    if runs.jsonsSeen != runs.blobsSeen {
+                        log.warning("pending/ holds \(runs.jsonsSeen) item json(s) but \(runs.blobsSeen) blob(s): 'spoold check' names the lone files")
+                    }
+                } catch {
+                    runs.remove()
+                    passFailed(now: now, error)
+                }
+            case .failure(let error):
+                passFailed(now: now, error)
+            }
+        }
+    }
+
+    private func passFailed(now: Timestamp, _ error: any Error) {
+        backlog.passFailed()
+        passRetryAt = now.adding(seconds: Engine.passRetrySeconds)
+        log.warning("cannot read pending/ for the items beyond memory: \(error); trying again in \(formatSeconds(Engine.passRetrySeconds))")
+    }
+
+    static let passRetrySeconds = 5.0
+
+    /// Closes and removes the current runs.
+    func dropRuns() {
+        backlogReader?.close()
+        backlogReader = nil
+        backlogRuns?.remove()
+        backlogRuns = nil
+        runsLeft = 0
+    }
+}

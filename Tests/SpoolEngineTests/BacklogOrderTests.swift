@@ -1,0 +1,126 @@
+import Foundation
+import Glibc
+import SpoolCore
+@testable import SpoolEngine
+import SpoolStore
+import SpoolSystem
+import SpoolTestSupport
+import XCTest
+
+/// A queue far larger than the engine's memory (`--queue-memory`), under the manual clock: items
+/// go out in line order across all of it (untried by the time in their id, tried ones at their
+/// next-attempt time), while memory never holds more than its bound.
+final class BacklogOrderTests: EngineTestCase {
+    /// Records the most items the engine held in memory at any step.
+    private final class MemoryWatch: EngineObserver {
+        var most = 0
+        func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? {
+            most = max(most, engine.items.count)
+            return nil
+        }
+    }
+
+    /// Writes an item's two files straight into pending/ (no sync: a test's spool).
+    private func writeItem(_ metadata: ItemMetadata, attempt: Int, mtime: Timestamp? = nil) throws {
+        let id = try XCTUnwrap(ItemID(metadata.id))
+        let json = temp.path(.pending, ItemFileName(id: id, attempt: attempt, kind: .json).description)
+        let blob = temp.path(.pending, ItemFileName(id: id, attempt: attempt, kind: .blob).description)
+        XCTAssertTrue(FileManager.default.createFile(atPath: blob, contents: Data([7])))
+        XCTAssertTrue(FileManager.default.createFile(atPath: json, contents: Data(MetadataCodec.encode(metadata))))
+        if let mtime {
+            let t = timespec(tv_sec: Int(mtime.millisecondsSinceEpoch / 1000), tv_nsec: Int(mtime.millisecondsSinceEpoch % 1000) * 1_000_000)
+            var times = [t, t]
+            XCTAssertEqual(utimensat(AT_FDCWD, json, &times, 0), 0)
+        }
+    }
+
+    func testAQueueOf6000_withMemoryFor60_goesOutOldestFirst_retriesAtTheirTime_andMemoryStaysBounded() throws {
+        let count = 6_000
+        let memory = 60
+        let now = clock.now()
+        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - Int64(count) - 60_000)
+        var expected: [BacklogEntry] = []
+        for n in 0..<count {
+            var metadata = maker.metadata("f\(n).dat")
+            metadata.size = 1
+            if n % 97 == 5 {
+                // Tried once, due again at a time of its own: some in the past, among the
+                // untried ones; some still to come.
+                let due = now.adding(seconds: Double(n % 3 == 0 ? -30 : n % 7))
+                try writeItem(metadata, attempt: 1, mtime: due)
+                expected.append(BacklogEntry(notBefore: due, id: ItemID(metadata.id)!, attempt: 1))
+            } else {
+                try writeItem(metadata, attempt: 0)
+                expected.append(BacklogEntry.untried(ItemID(metadata.id)!))
+            }
+        }
+        expected.sort()
+
+        var configuration = configuration(settle: 0, concurrency: 8, direct: false)
+        configuration.queueMemory = memory
+        fs.skipsSyncs = true  // order and memory are the subject here, not durability
+        let watch = MemoryWatch()
+        let embedded = try start(configuration, observers: [watch])
+        embedded.transport.autoAnswer = .status(201)
+        while embedded.transport.inFlight > 0 { try embedded.transport.answerNext(.status(201)) }  // started before
+        var seconds = 0
+        while embedded.transport.started.count < count, seconds < 120 {
+            try embedded.advanceTime(by: 1)
+            seconds += 1
+        }
+        let sent = embedded.transport.started.map(\.request.id)
+        XCTAssertEqual(sent.count, count)
+        XCTAssertEqual(Set(sent).count, count, "each item once")
+        if sent != expected.map(\.id) {
+            let first = zip(sent, expected.map(\.id)).enumerated().first { $0.element.0 != $0.element.1 }
+            XCTFail("out of line order at request \(first?.offset ?? -1): \(String(describing: first?.element))")
+        }
+        XCTAssertLessThanOrEqual(watch.most, memory, "memory held at most --queue-memory items")
+        XCTAssertGreaterThanOrEqual(embedded.engine.passCount, 1, "what lay beyond memory was read by a pass")
+        XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
+        XCTAssertTrue(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }.isEmpty, "runs removed once used up")
+    }
+
+    func testWhileABacklogWaits_newFilesGoAfterIt_andAnOlderItemAnOperatorPutBackGoesFirst() throws {
+        let count = 300
+        let now = clock.now()
+        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - 100_000)
+        var backlog: [ItemID] = []
+        for n in 0..<count {
+            var metadata = maker.metadata("b\(n).dat")
+            metadata.size = 1
+            try writeItem(metadata, attempt: 0)
+            backlog.append(ItemID(metadata.id)!)
+        }
+        var configuration = configuration(settle: 0, concurrency: 2, direct: false)
+        configuration.queueMemory = 20
+        fs.skipsSyncs = true
+        let embedded = try start(configuration)
+        XCTAssertEqual(embedded.transport.started.map(\.request.id), Array(backlog.prefix(2)))
+
+        // New files arrive: they are newer than everything waiting, so they go after it all.
+        for name in ["new1.txt", "new2.txt"] {
+            try temp.write(Array(name.utf8), to: name, in: .incoming)
+            embedded.events.feed(InotifyWatcher.closeWrite, name: name)
+        }
+        try embedded.advanceTime(by: 0)
+        // An operator puts back an item older than all of them (`spoold retry`, or `mv`).
+        var oldMaker = TestItems(startingAt: now.millisecondsSinceEpoch - 500_000)
+        var old = oldMaker.metadata("old.dat")
+        old.size = 1
+        try writeItem(old, attempt: 0)
+        embedded.events.feed(InotifyWatcher.movedTo, name: "\(old.id).a0.json", in: "pending")
+        try embedded.advanceTime(by: 0)
+
+        embedded.transport.autoAnswer = .status(201)
+        while embedded.transport.inFlight > 0 { try embedded.transport.answerNext(.status(201)) }
+        for _ in 0..<60 where embedded.transport.started.count < count + 3 { try embedded.advanceTime(by: 1) }
+
+        let sent = embedded.transport.started.map(\.request.id)
+        XCTAssertEqual(sent.count, count + 3)
+        XCTAssertEqual(sent[2], ItemID(old.id), "the oldest goes next, ahead of the backlog")
+        XCTAssertEqual(Array(sent[3..<(count + 1)]), Array(backlog.dropFirst(2)), "then the backlog, in order")
+        XCTAssertEqual(Set(sent.suffix(2).map { String($0.rawValue.split(separator: "-").last!) }), ["new1.txt", "new2.txt"],
+                       "the new files last")
+    }
+}
