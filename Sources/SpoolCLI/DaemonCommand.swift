@@ -108,6 +108,9 @@ struct DaemonCommand {
                 OptionSpec("settle", valueName: "SECONDS",
                            help: "A file found by a scan (not announced by inotify) is taken as soon as no process holds it open for writing; where the kernel cannot tell (no read lease: another user's file without CAP_LEASE, a file system without leases), once its mtime is this old and its size and mtime stay unchanged for this long.",
                            defaultDescription: "2"),
+                OptionSpec("queue-memory", valueName: "N",
+                           help: "Hold at most N queued items in memory; the rest wait in pending/ and are read in order when their turn comes, so memory stays the same however large the queue. See README 'Order and memory'.",
+                           defaultDescription: "\(EngineConfiguration.defaultQueueMemory)"),
                 OptionSpec("max-watches", valueName: "N",
                            help: "Most inotify watches on incoming/ and its subfolders (each is kernel memory from the user's fs.inotify.max_user_watches); files in folders past it are found by the rescan every 60 s, said once in the log.",
                            defaultDescription: "\(EngineConfiguration.defaultMaximumWatches)"),
@@ -254,6 +257,7 @@ struct DaemonCommand {
         allowHardLinks = arguments.flag("allow-hardlinks")
         secretFiles = arguments.values("header-file") + (s3?.credentialsFile.map { [$0.path] } ?? [])
         configuration.maximumWatches = try arguments.int("max-watches", range: 1...1_000_000) ?? EngineConfiguration.defaultMaximumWatches
+        configuration.queueMemory = try arguments.int("queue-memory", range: 100...10_000_000) ?? EngineConfiguration.defaultQueueMemory
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
         timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
