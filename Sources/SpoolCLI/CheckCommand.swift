@@ -108,8 +108,9 @@ struct CheckCommand: SpooldCommand {
         for note in inspection.plan.notes where !directUploads.contains(where: { note.hasPrefix($0) }) {
             problems.append(Problem(kind: "recovery", message: note))
         }
-        // A running daemon's spare jsons are its own, in use.
-        for name in inspection.tmpStrays where !(daemonRuns && Spool.isSpareJSON(String(name.dropFirst(4)))) {
+        // A running daemon's spare jsons and backlog runs are its own, in use.
+        for name in inspection.tmpStrays
+        where !(daemonRuns && (Spool.isSpareJSON(String(name.dropFirst(4))) || Spool.isBacklogRun(String(name.dropFirst(4))))) {
             problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it"))
         }
         if !daemonRuns {
