@@ -124,16 +124,18 @@ public struct Backlog: Sendable {
         waitingEntries.isEmpty ? nil : waitingEntries.removeFirst()
     }
 
+    /// Whether `head` (the earliest pending item in memory) is first in line: nothing known on
+    /// disk comes before it.
+    public func mayClaim(_ head: BacklogEntry) -> Bool { earliestOnDisk.map { head < $0 } ?? true }
+
     /// What to do before claiming, given the earliest pending item in memory and how many items
-    /// memory holds.
+    /// memory holds. Memory is kept full of the earliest items in line: what can be read in is
+    /// read while there is room.
     public func next(head: BacklogEntry?, inMemory: Int) -> Step {
-        let disk = earliestOnDisk
-        if let head, disk.map({ head < $0 }) ?? true { return .claim }
-        guard let disk else { return .idle }
-        if let loadable = nextToLoad, loadable == disk {
-            if inMemory < capacity { return .load(min(capacity - inMemory, batch)) }
-            return .evict(min(batch, max(1, capacity / 4)))
-        }
+        if inMemory < capacity, nextToLoad != nil { return .load(min(capacity - inMemory, batch)) }
+        if let head, mayClaim(head) { return .claim }
+        guard let disk = earliestOnDisk else { return .idle }
+        if nextToLoad == disk { return .evict(min(batch, max(1, capacity / 4))) }
         return .waitForPass
     }
 

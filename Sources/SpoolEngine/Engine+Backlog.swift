@@ -142,6 +142,15 @@ extension Engine {
         }
     }
 
+    /// The first pass, made on the engine's thread at start (`start`). A pass that fails is made
+    /// again by the loop (`passRetryAt`).
+    func readPendingAtStart(now: Timestamp) {
+        backlog.passStarted()
+        passCount += 1
+        passInbox.post(Result { try spool.readBacklog(excluding: Set(items.keys), pass: passCount) })
+        takeFinishedPasses(now: now)
+    }
+
     /// Takes the result of a pass that ended: its runs replace the earlier ones.
     func takeFinishedPasses(now: Timestamp) {
         for result in passInbox.take() {
@@ -161,6 +170,8 @@ extension Engine {
                     }
                     passRetryAt = nil
                     log.debug("read pending/: \(runs.count) item(s) beyond memory, in \(runs.names.count) sorted run(s)")
+                    if passesDone == 0 { log.info("spool \(spool.path): \(pendingCount + uploads.count) item(s) queued") }
+                    passesDone += 1
                     if runs.jsonsSeen != runs.blobsSeen {
                         log.warning("pending/ holds \(runs.jsonsSeen) item json(s) but \(runs.blobsSeen) blob(s): 'spoold check' names the lone files")
                     }

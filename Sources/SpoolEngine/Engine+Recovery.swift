@@ -3,20 +3,17 @@ import SpoolStore
 import SpoolSystem
 
 extension Engine {
-    /// Start-up recovery (RELIABILITY rule 7), then load the queue from what it left in pending/.
+    /// Start-up recovery (RELIABILITY rule 7) of what a stop may have left under way, then the
+    /// queue: the items recovery returned to pending/ go into memory, and the first pass over
+    /// pending/ reads the rest (nothing is claimed before it, so the oldest still goes first).
     func recover() throws {
-        let outcome = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: clock.now(), log: log)
-        // The earliest in line go into memory; the rest wait in pending/ for a pass to sort them.
-        var queued = outcome.queued.map { backlogEntry($0.key, $0.value) }
-        if queued.count > configuration.queueMemory {
-            queued.sort()
-            backlog.waitUncounted(queued.count - configuration.queueMemory, earliest: queued[configuration.queueMemory])
-            queued.removeLast(queued.count - configuration.queueMemory)
-        }
-        for entry in queued {
-            let lifecycle = outcome.queued[entry.id]!
-            items[entry.id] = lifecycle
-            due.push(.init(notBefore: lifecycle.notBefore, id: entry.id))
+        let outcome = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: clock.now(), log: log, scope: .inFlight)
+        backlog.unknownOnDisk()
+        for (id, lifecycle) in outcome.queued.sorted(by: { backlogEntry($0.key, $0.value) < backlogEntry($1.key, $1.value) })
+            .prefix(configuration.queueMemory)
+        {
+            items[id] = lifecycle
+            due.push(.init(notBefore: lifecycle.notBefore, id: id))
         }
         summary.repaired = outcome.repaired
         summary.failed += outcome.failed

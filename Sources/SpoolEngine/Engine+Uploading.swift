@@ -30,7 +30,7 @@ extension Engine {
         while claimed < slots, let next = due.first, next.notBefore <= now {
             // Nothing waiting beyond memory may come before it (`Backlog`).
             if let lifecycle = items[next.id], lifecycle.state == .pending, lifecycle.notBefore == next.notBefore,
-               backlog.next(head: backlogEntry(next.id, lifecycle), inMemory: items.count) != .claim {
+               !backlog.mayClaim(backlogEntry(next.id, lifecycle)) {
                 break
             }
             _ = due.popFirst()

@@ -30,6 +30,8 @@ public final class Engine {
     var backlogReader: BacklogReader?
     var runsLeft = 0
     var passCount = 0
+    /// Passes that ended with runs (the first says how many items the spool holds).
+    var passesDone = 0
     /// When a pass that failed (a full disk for its runs) is tried again.
     var passRetryAt: Timestamp?
     let passInbox = PassInbox()
@@ -227,7 +229,11 @@ public final class Engine {
         rootWatch = try events.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
         pendingWatch = try events.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
-        // Items added (by `enqueue`) after recovery listed pending/ and before the watch was set.
+        // The first pass over pending/, watched already: nothing is claimed before it (the oldest
+        // item may be anywhere in there), so it is made here, not on the pass's thread.
+        readPendingAtStart(now: clock.now())
+        // Items added (by `enqueue`) after recovery and before the watch was set, when memory
+        // holds the whole queue (otherwise the passes find them).
         try scanPending(now: clock.now())
         // What recovery and the scans of a large queue allocated for a moment goes back to the
         // kernel; glibc would keep it in the heap for the life of this image.

@@ -5,9 +5,20 @@ import SpoolSystem
 /// Start-up recovery, shared by the daemon (`run`, `drain`) and `spoold check --repair`, plus its
 /// read-only half for `spoold check`.
 public enum SpoolRecovery {
+    /// How much of the spool recovery reads.
+    public enum Scope: Sendable {
+        /// Every folder, every item (`spoold check --repair`).
+        case whole
+        /// What a stop may have left under way: inflight/, tmp/, and the items those hold or the
+        /// index names (a daemon's start: its cost does not grow with the queue; the daemon's
+        /// passes over pending/ read the rest).
+        case inFlight
+    }
+
     /// What recovery did and what it left queued.
     public struct Outcome {
-        /// Every item now in pending/, with its next-attempt time (the json's mtime).
+        /// The items now in pending/ that recovery read (all of them with `Scope.whole`; with
+        /// `.inFlight` those it repaired or returned), with their next-attempt times.
         public var queued: [ItemID: ItemLifecycle] = [:]
         /// Items whose files were repaired (one note each).
         public var repaired = 0
@@ -41,13 +52,15 @@ public enum SpoolRecovery {
     /// pending/ (count kept, the attempt recorded as `interrupted`) or failed/ (a budget used up),
     /// and compacts the index. Idempotent: a crash anywhere in here is just another crash, planned
     /// again from the files at the next start.
-    public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
+    public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope = .whole) throws -> Outcome {
         // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
         // an add: its files are not orphans. Wait for it, and keep the next one out until done.
-        try spool.excludingStagers { try runExcludingStagers(spool: spool, policy: policy, now: now, log: log) }
+        try spool.excludingStagers { try runExcludingStagers(spool: spool, policy: policy, now: now, log: log, scope: scope) }
     }
 
-    private static func runExcludingStagers(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog) throws -> Outcome {
+    private static func runExcludingStagers(
+        spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope
+    ) throws -> Outcome {
         let opened = try spool.index.openAndRecover(now: now)
         if let aside = opened.report.notAFileSetAsideAs {
             log.warning("index.wal was not a regular file; set it aside as \(aside), started a fresh index and rebuilt the state from the folders")
@@ -58,7 +71,11 @@ public enum SpoolRecovery {
         if let aside = opened.report.setAsideAs {
             log.warning("index.wal was damaged before its end; kept it as \(aside) and rebuilt the state from the folders")
         }
-        let plan = RecoveryPlanner.plan(files: try SpoolScanner.itemFiles(in: spool, log: log, now: now), lastRecords: opened.lastByItem)
+        let files = switch scope {
+        case .whole: try SpoolScanner.itemFiles(in: spool, log: log, now: now)
+        case .inFlight: try SpoolScanner.inFlightItemFiles(in: spool, lastRecords: opened.lastByItem, log: log, now: now)
+        }
+        let plan = RecoveryPlanner.plan(files: files, lastRecords: opened.lastByItem)
         for note in plan.notes { log.warning("recovery: \(note)") }
         try SpoolScanner.perform(plan.repairs, on: spool, now: now)
         var outcome = Outcome()
@@ -116,9 +133,16 @@ public enum SpoolRecovery {
         CrashPoint.recoveryAfterRequeue.reached()
         try spool.compactIndex()
         // Part logs of items still here (pending, inflight, failed: `retry` may resume them) stay;
-        // the others' items were uploaded, purged or removed by hand.
-        let removed = spool.partLogs.removeLogs(keeping: Set(plan.items.filter { $0.value.state != .done }.keys))
-        if removed > 0 { log.info("recovery: removed \(removed) part log(s) of items no longer in the spool") }
+        // the others' items were uploaded, purged or removed by hand. Read in part, recovery
+        // knows that only of the items it read: those the index names as uploaded or purged.
+        switch scope {
+        case .whole:
+            let removed = spool.partLogs.removeLogs(keeping: Set(plan.items.filter { $0.value.state != .done }.keys))
+            if removed > 0 { log.info("recovery: removed \(removed) part log(s) of items no longer in the spool") }
+        case .inFlight:
+            let read = Set(files.map(\.name.id)).union(opened.lastByItem.keys)
+            for id in read where plan.items[id].map({ $0.state == .done }) ?? true { spool.partLogs.remove(id) }
+        }
         let aborts = try spool.partLogs.aborts.tidy(tmp: spool.descriptor(.tmp))
         if aborts.damagedLines > 0 {
             log.warning("recovery: \(spool.path)/parts/\(AbortLog.fileName) has \(aborts.damagedLines) damaged line(s), left as they are (an abort recorded there may be lost: a lifecycle rule removes such uploads); \(aborts.owed) abort(s) read from it")
@@ -127,7 +151,7 @@ public enum SpoolRecovery {
             log.info("recovery: \(aborts.owed) AbortMultipartUpload request(s) still owed to the store (\(AbortLog.fileName)); sending them")
         }
         outcome.owedAborts = spool.partLogs.aborts.owed
-        log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued")
+        if scope == .whole { log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued") }
         return outcome
     }
 

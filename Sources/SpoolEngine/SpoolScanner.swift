@@ -18,48 +18,94 @@ enum SpoolScanner {
         in spool: Spool, log: EventLog?, now: Timestamp, tmpStrays: inout [String], notRegular: inout [String]
     ) throws -> [RecoveryPlanner.FoundFile] {
         var found: [RecoveryPlanner.FoundFile] = []
-        let places: [(SpoolFolder, SpoolPlace)] = [
-            (.pending, .state(.pending)), (.inflight, .state(.inflight)), (.failed, .state(.failed)),
-            (.done, .state(.done)), (.tmp, .tmp),
-        ]
-        for (folder, place) in places {
+        for folder in [SpoolFolder.pending, .inflight, .failed, .done, .tmp] {
             for entry in try spool.list(folder) {
-                let name = ItemFileName(parsing: entry.name)
-                // Only a name that matters is stat'ed where readdir did not say (d_type unknown).
-                var type = entry.type
-                if type == .unknown, name != nil || folder == .tmp {
-                    guard let status = try? spool.status(of: entry.name, in: folder) else { continue }
-                    type = status.type
-                }
-                if let name, type == .regular, folder == .tmp, name.kind == .json,
-                   (try? spool.readMetadata(named: entry.name, in: .tmp)) == nil
-                {
-                    // A staged json is fsynced before any record names it; one that does not parse
-                    // was cut by a power loss before that (a recovery's own rewrite, say): it vouches
-                    // for nothing, and taking it over the item's blob would park the item in failed/.
-                    if log == nil { tmpStrays.append("tmp/\(entry.name)") } else { try? spool.removeFile(entry.name, in: .tmp) }
-                } else if let name, type == .regular {
-                    found.append(.init(place, name))
-                } else if name != nil || (folder == .tmp && type != .regular) {
-                    // Unusable, and not ours to delete: one such entry must not stop every start.
-                    let label = "\(folder.rawValue)/\(entry.name)"
-                    guard let log else { notRegular.append(label); continue }
-                    do {
-                        let aside = try spool.setAside(entry.name, in: folder, now: now)
-                        log.warning("\(label) is not a regular file (\(type)); set it aside as \(aside)")
-                    } catch let error as SystemError where error.isNotFound {
-                    } catch {
-                        // Not an item either way; never a reason to stop (a full disk, a read-only corrupt/).
-                        log.warning("\(label) is not a regular file (\(type)); could not set it aside (\(error)); left alone")
+                consider(entry.name, entry.type, in: folder, spool: spool, log: log, now: now, found: &found, tmpStrays: &tmpStrays,
+                         notRegular: &notRegular)
+            }
+        }
+        return found
+    }
+
+    /// The item files start-up recovery must see, without reading the whole spool: everything in
+    /// inflight/ and tmp/ (uploads a stop interrupted, half-made adds and rewrites), and, for each
+    /// item those hold or the index names (every transition that may be under way), its files in
+    /// pending/, failed/ and done/ at the attempt numbers named and the ones beside them (a claim
+    /// whose renames were lost sits one attempt below the record after it). An item nothing names
+    /// is a whole pair where it sits: the pass over pending/ reads it, and `spoold check` reads
+    /// everything. So a start costs the same whatever the queue holds.
+    static func inFlightItemFiles(
+        in spool: Spool, lastRecords: [ItemID: IndexRecord], log: EventLog, now: Timestamp
+    ) throws -> [RecoveryPlanner.FoundFile] {
+        var found: [RecoveryPlanner.FoundFile] = []
+        var strays: [String] = []
+        var notRegular: [String] = []
+        for folder in [SpoolFolder.inflight, .tmp] {
+            for entry in try spool.list(folder) {
+                consider(entry.name, entry.type, in: folder, spool: spool, log: log, now: now, found: &found, tmpStrays: &strays,
+                         notRegular: &notRegular)
+            }
+        }
+        var attempts: [ItemID: Set<Int>] = [:]
+        for (id, record) in lastRecords {
+            for location in [record.from, record.to].compactMap({ $0 }) { attempts[id, default: []].insert(location.attempt) }
+        }
+        for file in found { attempts[file.name.id, default: []].insert(file.name.attempt) }
+        for (id, known) in attempts.sorted(by: { $0.key < $1.key }) {
+            let probed = Set(known.flatMap { [$0 - 1, $0, $0 + 1] }).filter { (0...ItemFileName.maximumAttempt).contains($0) }
+            for folder in [SpoolFolder.pending, .failed, .done] {
+                for attempt in probed.sorted() {
+                    for kind in [ItemFileName.Kind.json, .blob] {
+                        let name = ItemFileName(id: id, attempt: attempt, kind: kind).description
+                        guard let status = try? spool.status(of: name, in: folder) else { continue }
+                        consider(name, status.type, in: folder, spool: spool, log: log, now: now, found: &found, tmpStrays: &strays,
+                                 notRegular: &notRegular)
                     }
-                } else if folder == .tmp {
-                    if log == nil { tmpStrays.append("tmp/\(entry.name)") } else { try? spool.removeFile(entry.name, in: .tmp) }
-                } else if !entry.name.hasPrefix(".") {
-                    log?.warning("\(folder.rawValue)/\(entry.name) is not an item file (expected <id>.a<N>.json/.blob); left alone")
                 }
             }
         }
         return found
+    }
+
+    /// One entry of a folder: an item file is found; an entry named like one (or anything in
+    /// tmp/) that is not a regular file is set aside in `SPOOL/corrupt/`; other names in tmp/ are
+    /// removed (ours and unfinished). With `log` nil nothing is changed: those names are returned
+    /// in `tmpStrays` and `notRegular` instead.
+    private static func consider(
+        _ entryName: String, _ entryType: FileStatus.FileType, in folder: SpoolFolder, spool: Spool, log: EventLog?, now: Timestamp,
+        found: inout [RecoveryPlanner.FoundFile], tmpStrays: inout [String], notRegular: inout [String]
+    ) {
+        let name = ItemFileName(parsing: entryName)
+        // Only a name that matters is stat'ed where readdir did not say (d_type unknown).
+        var type = entryType
+        if type == .unknown, name != nil || folder == .tmp {
+            guard let status = try? spool.status(of: entryName, in: folder) else { return }
+            type = status.type
+        }
+        if let name, type == .regular, folder == .tmp, name.kind == .json, (try? spool.readMetadata(named: entryName, in: .tmp)) == nil {
+            // A staged json is fsynced before any record names it; one that does not parse was
+            // cut by a power loss before that (a recovery's own rewrite, say): it vouches for
+            // nothing, and taking it over the item's blob would park the item in failed/.
+            if log == nil { tmpStrays.append("tmp/\(entryName)") } else { try? spool.removeFile(entryName, in: .tmp) }
+        } else if let name, type == .regular {
+            found.append(.init(folder == .tmp ? .tmp : .state(folder.state!), name))
+        } else if name != nil || (folder == .tmp && type != .regular) {
+            // Unusable, and not ours to delete: one such entry must not stop every start.
+            let label = "\(folder.rawValue)/\(entryName)"
+            guard let log else { notRegular.append(label); return }
+            do {
+                let aside = try spool.setAside(entryName, in: folder, now: now)
+                log.warning("\(label) is not a regular file (\(type)); set it aside as \(aside)")
+            } catch let error as SystemError where error.isNotFound {
+            } catch {
+                // Not an item either way; never a reason to stop (a full disk, a read-only corrupt/).
+                log.warning("\(label) is not a regular file (\(type)); could not set it aside (\(error)); left alone")
+            }
+        } else if folder == .tmp {
+            if log == nil { tmpStrays.append("tmp/\(entryName)") } else { try? spool.removeFile(entryName, in: .tmp) }
+        } else if !entryName.hasPrefix(".") {
+            log?.warning("\(folder.rawValue)/\(entryName) is not an item file (expected <id>.a<N>.json/.blob); left alone")
+        }
     }
 
     static func perform(_ repairs: [RecoveryPlan.Repair], on spool: Spool, now: Timestamp) throws {

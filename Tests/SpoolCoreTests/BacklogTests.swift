@@ -13,6 +13,7 @@ final class BacklogTests: XCTestCase {
     func testNothingOnDisk_theHeadIsClaimed_andAnArrivalIsKeptWhileThereIsRoom() {
         var backlog = Backlog(capacity: 2)
         XCTAssertEqual(backlog.next(head: entry(5), inMemory: 1), .claim)
+        XCTAssertTrue(backlog.mayClaim(entry(5)))
         XCTAssertEqual(backlog.next(head: nil, inMemory: 0), .idle)
         XCTAssertTrue(backlog.admit(entry(6), inMemory: 1))
         XCTAssertFalse(backlog.admit(entry(7), inMemory: 2), "memory is full: it waits on disk")
@@ -26,8 +27,10 @@ final class BacklogTests: XCTestCase {
         XCTAssertEqual(backlog.next(head: entry(5), inMemory: 2), .load(2))
         XCTAssertEqual(backlog.next(head: entry(5), inMemory: 0), .load(3), "a batch at most")
         XCTAssertEqual(backlog.next(head: entry(5), inMemory: 4), .evict(1))
+        XCTAssertFalse(backlog.mayClaim(entry(5)), "1 waits on disk")
         backlog.nextRun = entry(9)
         XCTAssertEqual(backlog.next(head: entry(5), inMemory: 4), .claim)
+        XCTAssertEqual(backlog.next(head: entry(5), inMemory: 3), .load(1), "memory is kept full of what comes next")
     }
 
     func testWaitingEntries_areReadInInLineWithTheRuns() {
