@@ -144,10 +144,20 @@ extension Engine {
 
     /// The first pass, made on the engine's thread at start (`start`). A pass that fails is made
     /// again by the loop (`passRetryAt`).
-    func readPendingAtStart(now: Timestamp) {
+    /// A pending/ holding lone or odd files (an operator's mistake, a damaged disk: never
+    /// spoold's own doing, whose transitions the index names) has them repaired first by a
+    /// recovery of the whole spool, as `spoold check --repair` would, and is read again.
+    func readPendingAtStart(now: Timestamp) throws {
+        var result = Result { try spool.readBacklog(excluding: Set(items.keys), pass: passCount + 1) }
+        if case .success(let runs) = result, runs.needsRepair {
+            runs.remove()
+            log.info("pending/ holds lone or odd files (\(runs.jsonsSeen) item json(s), \(runs.blobsSeen) blob(s), \(runs.oddEntries) not regular files): reading the whole spool to repair them")
+            _ = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: now, log: log, scope: .whole)
+            result = Result { try spool.readBacklog(excluding: Set(items.keys), pass: passCount + 1) }
+        }
         backlog.passStarted()
         passCount += 1
-        passInbox.post(Result { try spool.readBacklog(excluding: Set(items.keys), pass: passCount) })
+        passInbox.post(result)
         takeFinishedPasses(now: now)
     }
 
@@ -172,8 +182,8 @@ extension Engine {
                     log.debug("read pending/: \(runs.count) item(s) beyond memory, in \(runs.names.count) sorted run(s)")
                     if passesDone == 0 { log.info("spool \(spool.path): \(pendingCount + uploads.count) item(s) queued") }
                     passesDone += 1
-                    if runs.jsonsSeen != runs.blobsSeen {
-                        log.warning("pending/ holds \(runs.jsonsSeen) item json(s) but \(runs.blobsSeen) blob(s): 'spoold check' names the lone files")
+                    if runs.needsRepair {
+                        log.warning("pending/ holds lone or odd files (\(runs.jsonsSeen) item json(s), \(runs.blobsSeen) blob(s), \(runs.oddEntries) not regular files): 'spoold check' names them, --repair or the next start repairs them")
                     }
                 } catch {
                     runs.remove()

@@ -231,7 +231,7 @@ public final class Engine {
         try scanIncoming(now: clock.now())
         // The first pass over pending/, watched already: nothing is claimed before it (the oldest
         // item may be anywhere in there), so it is made here, not on the pass's thread.
-        readPendingAtStart(now: clock.now())
+        try readPendingAtStart(now: clock.now())
         // Items added (by `enqueue`) after recovery and before the watch was set, when memory
         // holds the whole queue (otherwise the passes find them).
         try scanPending(now: clock.now())

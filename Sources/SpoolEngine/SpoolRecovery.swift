@@ -71,6 +71,9 @@ public enum SpoolRecovery {
         if let aside = opened.report.setAsideAs {
             log.warning("index.wal was damaged before its end; kept it as \(aside) and rebuilt the state from the folders")
         }
+        // An index that was damaged or not a file vouches for nothing: the folders are read whole.
+        var scope = scope
+        if opened.report.setAsideAs != nil || opened.report.notAFileSetAsideAs != nil { scope = .whole }
         let files = switch scope {
         case .whole: try SpoolScanner.itemFiles(in: spool, log: log, now: now)
         case .inFlight: try SpoolScanner.inFlightItemFiles(in: spool, lastRecords: opened.lastByItem, log: log, now: now)

@@ -42,15 +42,25 @@ public struct BacklogPass: Sendable {
         var runs = BacklogRuns(fs: fs, tmp: tmp)
         var jsons = 0
         var blobs = 0
+        // Each item file's (id, attempt), summed and xored by kind: equal for jsons and blobs
+        // when every json has its blob and the other way round.
+        var pairs = (jsonSum: UInt64(0), jsonXor: UInt64(0), blobSum: UInt64(0), blobXor: UInt64(0))
+        var odd = 0
         do {
-            try fs.forEachEntry(pending) { name, _ in
-                if name.count > 5, name[name.count - 1] == UInt8(ascii: "b") {  // `.blob`: counted, not read
-                    if name[name.count - 2] == UInt8(ascii: "o") { blobs += 1 }
+            try fs.forEachEntry(pending) { name, type in
+                guard let shape = ItemFileName.shape(of: name) else { return true }
+                if type != .regular && type != .unknown { odd += 1 }  // a folder, a FIFO... named like an item file
+                let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
+                let pairKey = UInt64(bitPattern: Int64(Spool.hash(idBytes))) &+ UInt64(shape.attempt) &* 0x9E37_79B9_7F4A_7C15
+                guard shape.kind == .json else {
+                    blobs += 1
+                    pairs.blobSum &+= pairKey
+                    pairs.blobXor ^= pairKey
                     return true
                 }
-                guard let shape = ItemFileName.shape(of: name), shape.kind == .json else { return true }
                 jsons += 1
-                let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
+                pairs.jsonSum &+= pairKey
+                pairs.jsonXor ^= pairKey
                 if !excludedHashes.isEmpty, excludedHashes.contains(Spool.hash(idBytes)),
                    let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
                     return true
@@ -74,6 +84,8 @@ public struct BacklogPass: Sendable {
         }
         runs.jsonsSeen = jsons
         runs.blobsSeen = blobs
+        runs.pairsMatch = pairs.jsonSum == pairs.blobSum && pairs.jsonXor == pairs.blobXor
+        runs.oddEntries = odd
         return runs
     }
 }
@@ -159,6 +171,14 @@ public struct BacklogRuns: Sendable {
     /// lone files, which `spoold check` names.
     public internal(set) var jsonsSeen = 0
     public internal(set) var blobsSeen = 0
+    /// Every item json the pass saw had its blob, and every blob its json.
+    public internal(set) var pairsMatch = true
+    /// Entries named like item files that are not regular files (folders, FIFOs...).
+    public internal(set) var oddEntries = 0
+
+    /// Whether pending/ held something only a whole recovery repairs: a lone json or blob, or an
+    /// entry named like an item file that is not a regular file.
+    public var needsRepair: Bool { !pairsMatch || oddEntries > 0 }
 
     init(fs: any FileSystem, tmp: FileDescriptor) { (self.fs, self.tmp) = (fs, tmp) }
 

@@ -123,4 +123,18 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertEqual(Set(sent.suffix(2).map { String($0.rawValue.split(separator: "-").last!) }), ["new1.txt", "new2.txt"],
                        "the new files last")
     }
+
+    func testALoneBlobAnOperatorLeftInPending_isRepairedAtStart_andUploaded() throws {
+        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - 10_000)
+        var kept = maker.metadata("kept.dat")
+        kept.size = 1
+        try writeItem(kept, attempt: 0)
+        let lone = maker.id("lone.dat")  // its json is gone; nothing in the index names it
+        XCTAssertTrue(FileManager.default.createFile(
+            atPath: temp.path(.pending, ItemFileName(id: lone, attempt: 0, kind: .blob).description), contents: Data([1, 2])))
+
+        let embedded = try start(configuration(settle: 0, concurrency: 2, direct: false))
+        XCTAssertEqual(Set(embedded.transport.started.map(\.request.id)), [ItemID(kept.id)!, lone],
+                       "the lone blob got its json back and went with the other")
+    }
 }

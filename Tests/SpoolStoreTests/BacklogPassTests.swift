@@ -68,4 +68,26 @@ final class BacklogPassTests: StoreTestCase {
         defer { runs.remove() }
         XCTAssertEqual(try readAll(runs).count, 2)
     }
+
+    func testLoneFilesAndOddEntries_areNoticed_forARepair() throws {
+        let ids = try addItems(3)
+        let healthy = try spool.readBacklog(excluding: [], pass: 1)
+        healthy.remove()
+        XCTAssertFalse(healthy.needsRepair)
+
+        XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.json")), 0)  // a lone blob
+        let lone = try spool.readBacklog(excluding: [], pass: 2)
+        lone.remove()
+        XCTAssertTrue(lone.needsRepair)
+        XCTAssertFalse(lone.pairsMatch)
+
+        XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.blob")), 0)
+        XCTAssertEqual(mkdir(temp.path(.pending, "\(ids[1]).a0.json"), 0o700), 0)
+        XCTAssertEqual(mkdir(temp.path(.pending, "\(ids[1]).a0.blob"), 0o700), 0)
+        let odd = try spool.readBacklog(excluding: [], pass: 3)
+        odd.remove()
+        XCTAssertTrue(odd.pairsMatch, "named in pairs")
+        XCTAssertEqual(odd.oddEntries, 2)
+        XCTAssertTrue(odd.needsRepair)
+    }
 }
