@@ -148,17 +148,31 @@ extension Engine {
     /// spoold's own doing, whose transitions the index names) has them repaired first by a
     /// recovery of the whole spool, as `spoold check --repair` would, and is read again.
     func readPendingAtStart(now: Timestamp) throws {
-        var result = Result { try spool.readBacklog(excluding: Set(items.keys), pass: passCount + 1) }
+        let logged = spool.partLogs.loggedItems()
+        var result = Result { try spool.readBacklog(excluding: Set(items.keys), watching: logged, pass: passCount + 1) }
         if case .success(let runs) = result, runs.needsRepair {
             runs.remove()
             log.info("pending/ holds lone or odd files (\(runs.jsonsSeen) item json(s), \(runs.blobsSeen) blob(s), \(runs.oddEntries) not regular files): reading the whole spool to repair them")
             _ = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: now, log: log, scope: .whole)
-            result = Result { try spool.readBacklog(excluding: Set(items.keys), pass: passCount + 1) }
+            result = Result { try spool.readBacklog(excluding: Set(items.keys), watching: logged, pass: passCount + 1) }
         }
+        if case .success(let runs) = result { removeOrphanPartLogs(logged.subtracting(items.keys).subtracting(runs.watchedSeen)) }
         backlog.passStarted()
         passCount += 1
         passInbox.post(result)
         takeFinishedPasses(now: now)
+    }
+
+    /// Part logs whose item is in none of pending/ (the first pass looked), inflight/ (recovery
+    /// read it) or failed/ (read here, only when such logs exist; `retry` resumes a failed item's
+    /// upload from its log): their item was uploaded, purged or removed by hand, or a power cut
+    /// took a direct upload's take back. Removed, as a whole start-up recovery would.
+    private func removeOrphanPartLogs(_ candidates: Set<ItemID>) {
+        guard !candidates.isEmpty else { return }
+        let failed = (try? spool.itemsPresent(candidates, in: .failed)) ?? candidates
+        let orphans = candidates.subtracting(failed)
+        for id in orphans.sorted() { spool.partLogs.remove(id) }
+        if !orphans.isEmpty { log.info("recovery: removed \(orphans.count) part log(s) of items no longer in the spool") }
     }
 
     /// Takes the result of a pass that ended: its runs replace the earlier ones.

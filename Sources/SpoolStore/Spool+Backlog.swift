@@ -17,8 +17,29 @@ extension Spool {
 
     /// Reads pending/ and writes every item json whose id is not in `excluding` (those in memory)
     /// into sorted runs. `pass` numbers the runs' names.
-    public func readBacklog(excluding: Set<ItemID>, pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
-        try backlogPass.run(excluding: excluding, pass: pass, chunkSize: chunkSize)
+    public func readBacklog(
+        excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536
+    ) throws -> BacklogRuns {
+        try backlogPass.run(excluding: excluding, watching: watching, pass: pass, chunkSize: chunkSize)
+    }
+
+    /// Which of `ids` have an item file in `folder` (any attempt), read name by name.
+    public func itemsPresent(_ ids: Set<ItemID>, in folder: SpoolFolder) throws -> Set<ItemID> {
+        guard !ids.isEmpty else { return [] }
+        let hashes = Set(ids.map { id in
+            var text = id.rawValue
+            return text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) }
+        })
+        var present = Set<ItemID>()
+        try fs.forEachEntry(descriptor(folder)) { name, _ in
+            guard let shape = ItemFileName.shape(of: name) else { return true }
+            let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
+            if hashes.contains(Spool.hash(idBytes)), let id = ItemID(String(decoding: idBytes, as: UTF8.self)), ids.contains(id) {
+                present.insert(id)
+            }
+            return true
+        }
+        return present
     }
 
     /// What a pass needs of the spool, to run on a thread of its own.
@@ -32,12 +53,19 @@ public struct BacklogPass: Sendable {
     let pending: FileDescriptor
     let tmp: FileDescriptor
 
-    public func run(excluding: Set<ItemID>, pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
+    /// `watching`: ids whose presence in pending/ the caller wants to know (`BacklogRuns.watchedSeen`).
+    public func run(excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
         var excludedHashes = Set<Int>()
         for id in excluding {
             var text = id.rawValue
             excludedHashes.insert(text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) })
         }
+        var watchedHashes = Set<Int>()
+        for id in watching {
+            var text = id.rawValue
+            watchedHashes.insert(text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) })
+        }
+        var watchedSeen = Set<ItemID>()
         var chunk = BacklogChunk()
         var runs = BacklogRuns(fs: fs, tmp: tmp)
         var jsons = 0
@@ -61,6 +89,10 @@ public struct BacklogPass: Sendable {
                 jsons += 1
                 pairs.jsonSum &+= pairKey
                 pairs.jsonXor ^= pairKey
+                if !watchedHashes.isEmpty, watchedHashes.contains(Spool.hash(idBytes)),
+                   let id = ItemID(String(decoding: idBytes, as: UTF8.self)), watching.contains(id) {
+                    watchedSeen.insert(id)
+                }
                 if !excludedHashes.isEmpty, excludedHashes.contains(Spool.hash(idBytes)),
                    let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
                     return true
@@ -85,6 +117,7 @@ public struct BacklogPass: Sendable {
         runs.jsonsSeen = jsons
         runs.blobsSeen = blobs
         runs.pairsMatch = pairs.jsonSum == pairs.blobSum && pairs.jsonXor == pairs.blobXor
+        runs.watchedSeen = watchedSeen
         runs.oddEntries = odd
         return runs
     }
@@ -175,6 +208,8 @@ public struct BacklogRuns: Sendable {
     public internal(set) var pairsMatch = true
     /// Entries named like item files that are not regular files (folders, FIFOs...).
     public internal(set) var oddEntries = 0
+    /// The watched ids (`BacklogPass.run(watching:)`) whose json the pass saw.
+    public internal(set) var watchedSeen = Set<ItemID>()
 
     /// Whether pending/ held something only a whole recovery repairs: a lone json or blob, or an
     /// entry named like an item file that is not a regular file.
