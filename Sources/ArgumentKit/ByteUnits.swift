@@ -1,33 +1,64 @@
-/// How a size option reads its unit: the two conventions spoold's options follow. Whole numbers
-/// of ASCII digits only (no sign, fraction or space); nil for anything else, overflow included.
-public enum ByteUnits: Sendable {
-    /// `500000`, `10K`, `200M`, `1G`, `2T` (powers of 1000) or `64KiB`, `512MiB`, `2GiB`, `1TiB`
-    /// (powers of 1024); a bare `B` suffix is allowed; case matters (`--max-spool-size`).
-    case decimalOrBinary
-    /// `1000`, `500K`, `2M`, `1G` in either case, all powers of 1024, as curl's own `--limit-rate`.
-    case binaryLetters
-
-    private var suffixes: [(suffix: String, factor: Int64)] {
-        switch self {
-        case .decimalOrBinary:
-            [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
-             ("K", 1_000), ("M", 1_000_000), ("G", 1_000_000_000), ("T", 1_000_000_000_000), ("B", 1)]
-        case .binaryLetters:
-            [("K", 1 << 10), ("k", 1 << 10), ("M", 1 << 20), ("m", 1 << 20), ("G", 1 << 30), ("g", 1 << 30)]
-        }
+/// The one way every size option reads its value (`--max-spool-size`, `--limit-rate`,
+/// `--s3-part-size`): a whole number of bytes, optionally followed by a unit that is a power of
+/// 1024, as curl's `--limit-rate` and rclone's sizes read them.
+///
+/// - `K`, `M`, `G`, `T` (either case): KiB, MiB, GiB, TiB. `KiB`, `MiB`, `GiB`, `TiB` (either case)
+///   say the same explicitly, and a bare `B` means bytes: `500000`, `500000B`, `64K`, `64KiB`,
+///   `2G`, `2GiB` all parse.
+/// - `KB`, `MB`, `GB`, `TB` are refused as ambiguous (powers of 1000 to some tools, of 1024 to
+///   others), with a message saying what to write instead.
+/// - ASCII digits only: no sign, fraction, exponent or space; overflow is refused.
+public enum ByteUnits {
+    public enum Problem: Error, Equatable, Sendable {
+        /// Not a number with a known unit.
+        case notASize
+        /// `5MB`: a decimal-looking unit; the associated text is what to write instead (`5M`).
+        case ambiguous(suggestion: String)
+        /// More than `Int64` holds.
+        case tooLarge
     }
 
+    /// The units, longest suffix first, compared without regard to case.
+    private static let units: [(suffix: String, factor: Int64)] = [
+        ("kib", 1 << 10), ("mib", 1 << 20), ("gib", 1 << 30), ("tib", 1 << 40),
+        ("k", 1 << 10), ("m", 1 << 20), ("g", 1 << 30), ("t", 1 << 40), ("b", 1),
+    ]
+
     /// The number of bytes `text` says.
-    public func parse(_ text: String) -> Int64? {
-        var digits = Substring(text)
+    public static func parse(_ text: String) -> Result<Int64, Problem> {
+        let lower = text.lowercased()
+        var digits = Substring(lower)
         var factor: Int64 = 1
-        for unit in suffixes where digits.hasSuffix(unit.suffix) {
+        for unit in units where digits.hasSuffix(unit.suffix) {
             digits = digits.dropLast(unit.suffix.count)
             factor = unit.factor
+            // `5MB`: the `B` was taken as the unit, and an `M` is left before it.
+            if unit.suffix == "b", let letter = digits.last, "kmgt".contains(letter) {
+                let number = text.dropLast(2)
+                return .failure(isDigits(number) ? .ambiguous(suggestion: number + String(letter).uppercased()) : .notASize)
+            }
             break
         }
-        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int64(digits) else { return nil }
+        guard isDigits(digits) else { return .failure(.notASize) }
+        guard let value = Int64(digits) else { return .failure(.tooLarge) }
         let (product, overflow) = value.multipliedReportingOverflow(by: factor)
-        return overflow ? nil : product
+        return overflow ? .failure(.tooLarge) : .success(product)
+    }
+
+    /// `bytes` as an operator would write it back, exactly: `5 MiB` when it is a whole number of
+    /// a unit, else `5242881 B`. For errors and the daemon's start-up line.
+    public static func exactText(_ bytes: Int64) -> String {
+        for (name, factor) in [("TiB", Int64(1) << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)]
+        where bytes != 0 && bytes % factor == 0 {
+            return "\(bytes / factor) \(name)"
+        }
+        return "\(bytes) B"
+    }
+
+    /// What every size option's help says about its units.
+    public static let rule = "K, M, G, T: powers of 1024, also written KiB, MiB, GiB, TiB"
+
+    private static func isDigits(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
     }
 }

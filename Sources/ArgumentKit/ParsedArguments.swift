@@ -80,14 +80,30 @@ public struct ParsedArguments: Sendable {
         return seconds
     }
 
-    /// The value of a `.value` option as a number of bytes in `units`, required to lie in `range`.
-    /// Nil when not given. Anything else is refused as `--NAME 'TEXT' <invalid>`, so `invalid`
-    /// shows the option's own examples or limits (`is not a size such as 500M or 2GiB`).
+    /// The value of a `.value` option as a number of bytes (`ByteUnits`: `500000`, `64K`, `2GiB`),
+    /// required to lie in `range`. Nil when not given. `limits` says where the range comes from
+    /// when it is not obvious (`S3's part limits`); it is added to the out-of-range message.
     public func bytes(
-        _ name: String, units: ByteUnits, range: ClosedRange<Int64> = 1...Int64.max, invalid: String
+        _ name: String, range: ClosedRange<Int64> = 1...Int64.max, limits: String? = nil
     ) throws(ArgumentError) -> Int64? {
         guard let text = value(name) else { return nil }
-        guard let bytes = units.parse(text), range.contains(bytes) else { throw failure("--\(name) '\(text)' \(invalid)") }
+        let bytes: Int64
+        switch ByteUnits.parse(text) {
+        case .success(let parsed): bytes = parsed
+        case .failure(.ambiguous(let suggestion)):
+            throw failure(
+                "--\(name) '\(text)' is ambiguous (powers of 1000 or of 1024?): write \(suggestion) or \(suggestion)iB for powers of 1024, or the number of bytes")
+        case .failure(.tooLarge): throw failure("--\(name) '\(text)' is too large")
+        case .failure(.notASize):
+            throw failure("--\(name) '\(text)' is not a size: a whole number of bytes, or one followed by \(ByteUnits.rule) (e.g. 500M, 2GiB)")
+        }
+        guard range.contains(bytes) else {
+            let low = ByteUnits.exactText(range.lowerBound)
+            let bounds = range.upperBound == Int64.max ? "at least \(low)" : "between \(low) and \(ByteUnits.exactText(range.upperBound))"
+            let given = ByteUnits.exactText(bytes)
+            throw failure(
+                "--\(name) '\(text)'\(given == text ? "" : " (\(given))") must be \(bounds)" + (limits.map { " (\($0))" } ?? ""))
+        }
         return bytes
     }
 

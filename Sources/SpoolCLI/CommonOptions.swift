@@ -71,10 +71,9 @@ enum CommonOptions {
         return spool
     }
 
-    /// `--max-spool-size` (`run`, `drain`, `enqueue`): SI or IEC units, at least one byte.
+    /// `--max-spool-size` (`run`, `drain`, `enqueue`): at least one byte.
     static func maximumSpoolSize(_ arguments: ParsedArguments) throws -> Int64? {
-        try arguments.bytes(
-            "max-spool-size", units: .decimalOrBinary, invalid: "is not a size such as 500M, 2GiB or 1000000")
+        try arguments.bytes("max-spool-size")
     }
 
     /// `--header 'Name: value'`, validated.

@@ -76,7 +76,7 @@ struct DaemonCommand {
                            defaultDescription: "60"),
                 CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
                 OptionSpec("limit-rate", valueName: "BYTES",
-                           help: "Upload at most BYTES per second in all, shared among the uploads at once (bodies; with either transport); a K, M or G suffix multiplies by 1024."),
+                           help: "Upload at most BYTES per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024)."),
                 CommonOptions.http11,
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win, except over a credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token)."),
@@ -124,7 +124,7 @@ struct DaemonCommand {
                 .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See README 'Security model'."),
                 .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See README 'Direct uploads'."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
-                           help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024); the queue goes at most one item over it."),
+                           help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it."),
                 OptionSpec("when-full", valueName: "block|drop-oldest",
                            help: "At --max-spool-size: new files wait in incoming/ untouched (block), or the oldest pending items are deleted to make room (drop-oldest).",
                            defaultDescription: "block"),
@@ -263,8 +263,7 @@ struct DaemonCommand {
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
         curl = try CommonOptions.curlOptions(arguments, command: command)
-        limitRate = try arguments.bytes(
-            "limit-rate", units: .binaryLetters, invalid: "is not a number of bytes per second (e.g. 500K, 2M)")
+        limitRate = try arguments.bytes("limit-rate")
         curl?.limitRate = limitRate
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
@@ -417,7 +416,7 @@ struct DaemonCommand {
                 engine.resume(from: handoff.summary, startedAt: startedAt)
                 log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
             } else {
-                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl"))")
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl")\(sizeSettings))")
             }
             let summary: RunSummary
             do {
@@ -445,6 +444,18 @@ struct DaemonCommand {
             defer { withExtendedLifetime((lock, signals)) {} }
             return try finish(summary, spool: spool, log: log)
         }
+    }
+
+    /// The size options as they were read (`, --max-spool-size 500 MiB, --limit-rate 2 MiB/s`), for
+    /// the start-up line: each size is said back exactly, so a unit read otherwise than meant shows.
+    var sizeSettings: String {
+        var settings: [String] = []
+        if let sizeLimit {
+            settings.append("--max-spool-size \(ByteUnits.exactText(sizeLimit.bytes))"
+                + (sizeLimit.whenFull == .block ? "" : " (\(sizeLimit.whenFull.rawValue))"))
+        }
+        if let limitRate { settings.append("--limit-rate \(ByteUnits.exactText(limitRate))/s") }
+        return settings.map { ", " + $0 }.joined()
     }
 
     /// The HTTP transport (URLSession, or libcurl with `--transport curl`), wrapped by the S3

@@ -31,7 +31,7 @@ struct EnqueueCommand: SpooldCommand {
             OptionSpec("content-type", valueName: "TYPE", help: "Content type of these items.",
                        defaultDescription: "guessed from the file name"),
             OptionSpec("max-spool-size", valueName: "BYTES",
-                       help: "Refuse files (exit 75) once this many payload bytes are queued, e.g. 500M or 2GiB (K/M/G: powers of 1000, KiB/MiB/GiB: of 1024)."),
+                       help: "Refuse files (exit 75) once this many payload bytes are queued, e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...)."),
         ],
         positionals: [PositionalSpec("FILE", help: "Files to add.", repeating: true)])
 

@@ -18,7 +18,7 @@ struct S3Options {
         OptionSpec("s3-region", valueName: "REGION", help: "With --url s3://...: the region requests are signed for.",
                    defaultDescription: "$AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1"),
         OptionSpec("s3-part-size", valueName: "BYTES",
-                   help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (5M-5G; suffix K, M or G for KiB, MiB, GiB), resumed after a crash or a failed attempt from SPOOL/parts/.",
+                   help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (5M-5G; K, M, G: powers of 1024), resumed after a crash or a failed attempt from SPOOL/parts/.",
                    defaultDescription: "16M"),
         .flag("s3-path-style",
               help: "Address objects as ENDPOINT/BUCKET/KEY (automatic when the endpoint's host is an IP address or localhost) instead of BUCKET.host/KEY."),
@@ -70,8 +70,8 @@ struct S3Options {
         endpoint = origin
         pathStyle = arguments.flag("s3-path-style") || S3Target.needsPathStyle(host: origin.host)
         partSize = try arguments.bytes(
-            "s3-part-size", units: .binaryLetters, range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize,
-            invalid: "must be between 5M and 5G (S3's part limits)") ?? S3Options.defaultPartSize
+            "s3-part-size", range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize, limits: "S3's part limits")
+            ?? S3Options.defaultPartSize
         do {
             itemHeaders = try S3ItemHeaderRule(allowing: arguments.values("s3-allow-header"))
         } catch {
@@ -151,6 +151,7 @@ struct S3Options {
     /// One line for the start-up log: where uploads go and how, without any secret.
     var description: String {
         "S3 bucket \(target.bucket) at \(endpoint.scheme)://\(endpoint.host):\(endpoint.port), region \(region), "
-            + "\(pathStyle ? "path-style" : "virtual-hosted") addressing, credentials from \(credentialsSource)"
+            + "\(pathStyle ? "path-style" : "virtual-hosted") addressing, credentials from \(credentialsSource), "
+            + "multipart above --s3-part-size \(ByteUnits.exactText(partSize))"
     }
 }

@@ -299,12 +299,24 @@ class S3Tests: XCTestCase {
         XCTAssertEqual(spool.owedAborts, [], "the 204 confirmed it")
     }
 
+    /// The minimum is accepted however it is written, and the start-up line says the size back.
+    func testPartSize_theMinimumInAnyUnit_isAccepted_andSaidBackAtStart() throws {
+        let spool = try TestSpool(self)
+        for text in ["5M", "5MiB", "5242880"] {
+            let result = try SpooldProcess.run(
+                ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:9", "--s3-part-size", text],
+                environment: environment(spool.root))
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertTrue(result.stderr.contains("multipart above --s3-part-size 5 MiB"), result.stderr)
+        }
+    }
+
     func testPartSize_outOfS3sLimits_isAUsageError() throws {
         let spool = try TestSpool(self)
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-part-size", "1M"], environment: environment(spool.root))
         XCTAssertEqual(result.exitCode, 2, result.stderr)
-        XCTAssertTrue(result.stderr.contains("--s3-part-size '1M' must be between 5M and 5G"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("--s3-part-size '1M' (1 MiB) must be between 5 MiB and 5 GiB (S3's part limits)"), result.stderr)
     }
 
     func testCredentialsFile_profileIsUsed() throws {
