@@ -102,8 +102,12 @@ public enum ArgumentParser {
 
     /// The top-level help: usage, abstract, the commands with their abstracts, then `footer`.
     public static func overview(program: String, abstract: String, commands: [CommandSpec], footer: String?) -> String {
-        HelpFormatter.overview(program: program, abstract: abstract, commands: commands, footer: footer)
+        HelpFormatter.overview(ProgramSpec(name: program, summary: "", abstract: abstract, commands: commands, footer: footer))
     }
+
+    /// The top-level help of `program`: usage, abstract, commands, the program's own options
+    /// (with `--help`), then its footer.
+    public static func overview(of program: ProgramSpec) -> String { HelpFormatter.overview(program) }
 
     private static func unknownOptionMessage(_ written: String, in spec: CommandSpec) -> String {
         let message = "unknown option '\(written)'"

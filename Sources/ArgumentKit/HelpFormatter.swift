@@ -24,14 +24,22 @@ enum HelpFormatter {
         return sections.joined(separator: "\n\n")
     }
 
-    static func overview(program: String, abstract: String, commands: [CommandSpec], footer: String?) -> String {
-        var sections = ["Usage: \(program) <command> [options]"]
-        if !abstract.isEmpty { sections.append(wrapPreservingLines(abstract)) }
-        let rows = commands.map { ($0.name, $0.abstract) }
+    static func overview(_ program: ProgramSpec) -> String {
+        var usage = "Usage: \(program.name) <command> [options]"
+        for option in program.options {
+            usage += "\n       \(program.name) --\(option.name)" + (option.kind == .flag ? "" : " " + option.valueName)
+        }
+        var sections = [usage]
+        if !program.abstract.isEmpty { sections.append(wrapPreservingLines(program.abstract)) }
+        let rows = program.commands.map { ($0.name, $0.abstract) }
         if !rows.isEmpty {
             sections.append("Commands:\n" + table(rows, labelWidth: columnWidth(for: rows.map(\.0))))
         }
-        if let footer, !footer.isEmpty { sections.append(wrapPreservingLines(footer)) }
+        if !program.options.isEmpty {
+            let optionRows = ([helpOption] + program.options).map { (optionLabel($0), optionHelp($0)) }
+            sections.append("Options:\n" + table(optionRows, labelWidth: columnWidth(for: optionRows.map(\.0))))
+        }
+        if let footer = program.footer, !footer.isEmpty { sections.append(wrapPreservingLines(footer)) }
         return sections.joined(separator: "\n\n")
     }
 

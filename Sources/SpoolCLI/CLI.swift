@@ -8,7 +8,7 @@ import SpoolSystem
 public enum CLI {
     public static let version = SpooldVersion.current
 
-    static let abstract = "spoold: a durable spool-directory uploader. Files dropped into SPOOL/incoming/ are uploaded over HTTP, deleted once accepted, retried, and parked in SPOOL/failed/ with their error history."
+    static let abstract = "spoold: a durable spool-directory uploader. Files dropped into SPOOL/incoming/ (or added with 'spoold enqueue') are uploaded over HTTP or HTTPS, or to an S3-compatible store (--url s3://BUCKET/PREFIX), deleted once accepted, retried, and parked in SPOOL/failed/ with their error history."
 
     /// Every command, in help order.
     static let commands: [CommandSpec] = [
@@ -22,11 +22,19 @@ public enum CLI {
       SPOOL/pending/   <id>.a<N>.json + .blob, waiting (N = attempts made)
       SPOOL/inflight/  being uploaded
       SPOOL/failed/    gave up; the .json holds every attempt's error
-    Exit codes: 0 ok, 1 partly done (drain: items failed; show/retry/purge: an id not found),
-    2 usage error, 3 spool or disk error, 4 another spoold works on this spool,
-    5 drain stopped (signal or --max-time) before everything was uploaded.
+    Exit codes: 0 ok, 1 partly done (drain: items failed; enqueue: a file skipped; show/retry/purge:
+    an id not found), 2 usage error, 3 spool or disk error, 4 another spoold works on this spool,
+    5 drain stopped (signal or --max-time) before everything was uploaded, 75 enqueue
+    --max-spool-size: the spool is full (try again later).
     Run 'spoold COMMAND --help' for a command's options.
     """
+
+    static let versionOption = OptionSpec.flag("version", help: "Print the version ('spoold VERSION') and exit.")
+
+    /// The whole command line: the top-level help, the manual pages and the shell completions.
+    public static let program = ProgramSpec(
+        name: "spoold", summary: "a durable spool-directory uploader", abstract: abstract, commands: commands,
+        options: [versionOption], defaultCommand: "run", footer: footer)
 
     public static func main(_ arguments: [String], context: CommandContext) -> Int32 {
         var args = arguments
@@ -39,12 +47,12 @@ public enum CLI {
             if let name = args.first, let spec = commands.first(where: { $0.name == name }) {
                 context.print(ArgumentParser.help(for: spec, program: "spoold"))
             } else {
-                context.print(ArgumentParser.overview(program: "spoold", abstract: abstract, commands: commands, footer: footer))
+                context.print(ArgumentParser.overview(of: program))
             }
             return ExitCode.success.rawValue
         }
         if args.isEmpty || args == ["-h"] || args == ["--help"] {
-            context.print(ArgumentParser.overview(program: "spoold", abstract: abstract, commands: commands, footer: footer))
+            context.print(ArgumentParser.overview(of: program))
             return args.isEmpty ? ExitCode.usage.rawValue : ExitCode.success.rawValue
         }
         // `spoold --spool DIR --url URL` means `spoold run ...`.

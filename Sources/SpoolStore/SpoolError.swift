@@ -20,7 +20,7 @@ public enum SpoolError: Error, Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .noSpool(let path): "no spool at \(path) (run a command without it to create one, or check --spool)"
+        case .noSpool(let path): "no spool at \(path) (check --spool or SPOOLD_SPOOL; 'spoold run', 'drain' and 'enqueue' create one, this command does not)"
         case .cannotCreate(let path, let reason): "cannot create the spool \(path): \(reason)"
         case .notWritable(let path, let cause):
             "cannot write to \(path): \(cause); check that its file system is mounted read-write and that this user may write there"

@@ -133,6 +133,27 @@ final class HelpTests: XCTestCase {
         XCTAssertEqual(overview, "Usage: p <command> [options]\n\nCommands:\n  status  Show the spool.")
     }
 
+    func testOverview_ofAProgram_listsItsOwnOptionsInTheUsageAndWithHelp() {
+        let program = ProgramSpec(
+            name: "p", summary: "a tool", abstract: "Does things.", commands: [statusSpec],
+            options: [.flag("version", help: "Print the version.")], footer: "Bye.")
+        XCTAssertEqual(ArgumentParser.overview(of: program), """
+            Usage: p <command> [options]
+                   p --version
+
+            Does things.
+
+            Commands:
+              status  Show the spool.
+
+            Options:
+              -h, --help     Show this help.
+                  --version  Print the version.
+
+            Bye.
+            """)
+    }
+
     func testHelp_isDeterministic() {
         XCTAssertEqual(
             ArgumentParser.help(for: enqueueSpec, program: "spoold"), ArgumentParser.help(for: enqueueSpec, program: "spoold"))

@@ -95,7 +95,28 @@ final class CommandTests: XCTestCase {
         let missing = try SpooldProcess.run(["status", "--spool", spool.root + "/nope"])
         XCTAssertEqual(missing.exitCode, 3)
         XCTAssertTrue(missing.stderr.contains("no spool at"), missing.stderr)
+        XCTAssertTrue(
+            missing.stderr.contains("(check --spool or SPOOLD_SPOOL; 'spoold run', 'drain' and 'enqueue' create one, this command does not)"),
+            missing.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: spool.root + "/nope"))
+    }
+
+    /// The top-level help lists what the program takes besides commands, every exit code, and
+    /// both kinds of destination.
+    func testTopLevelHelp_listsVersion_everyExitCode_andS3() throws {
+        let top = try SpooldProcess.run(["--help"])
+        XCTAssertEqual(top.exitCode, 0)
+        let flat = top.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        XCTAssertTrue(flat.contains("Usage: spoold <command> [options] spoold --version"), top.stdout)
+        XCTAssertTrue(flat.contains("--version Print the version ('spoold VERSION') and exit."), top.stdout)
+        XCTAssertTrue(flat.contains("or to an S3-compatible store (--url s3://BUCKET/PREFIX)"), top.stdout)
+        for code in ["0 ok", "1 partly done", "2 usage error", "3 spool or disk error", "4 another spoold", "5 drain stopped",
+                     "75 enqueue --max-spool-size: the spool is full"] {
+            XCTAssertTrue(flat.contains(code), "exit code '\(code)' in:\n\(top.stdout)")
+        }
+        let version = try SpooldProcess.run(["--version"])
+        XCTAssertEqual(version.exitCode, 0)
+        XCTAssertTrue(version.stdout.hasPrefix("spoold "), version.stdout)
     }
 
     func testSpoolWithAMissingParent_isNamedAsSuch_andNothingIsCreated() throws {

@@ -9,6 +9,9 @@ final class ReadmeTests: XCTestCase {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("README.md")
         let readme = try String(contentsOf: readmeURL, encoding: .utf8)
+        let overview = try SpooldProcess.run(["--help"]).stdout
+        XCTAssertTrue(
+            readme.contains("### spoold\n\n```\n\(overview)```"), "README's reference for 'spoold' differs from `spoold --help`; run scripts/readme-cli")
         for command in ["run", "drain", "enqueue", "status", "ls", "show", "retry", "purge", "check"] {
             let help = try SpooldProcess.run([command, "--help"]).stdout
             XCTAssertTrue(
