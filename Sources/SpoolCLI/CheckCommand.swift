@@ -3,6 +3,7 @@ import Foundation
 import SpoolCore
 import SpoolEngine
 import SpoolStore
+import SpoolSystem
 
 /// `spoold check [--repair]`: verifies the spool against the index and reports what start-up
 /// recovery would do, plus damage recovery leaves to the daemon or the operator.
@@ -19,8 +20,10 @@ struct CheckCommand: SpooldCommand {
         has not yet aborted (SPOOL/parts/aborts.log: the daemon sends those aborts, and again at
         each start; --repair does not). Without --repair nothing is changed; while
         a daemon runs, transitions in progress may show up as problems.
-        --repair takes the daemon lock and runs the same recovery a daemon start runs, then checks
-        again. Malformed items are left for the daemon, which parks them in failed/ with the reason.
+        --repair takes the daemon lock and runs the same recovery a daemon start runs, sets the
+        names in the state folders that are not items aside in corrupt/ (a daemon leaves them
+        alone), then checks again. Malformed items are left for the daemon, which parks them in
+        failed/ with the reason when it tries them.
         Exit codes: 0 clean, 1 problems found (after --repair: problems left), 2 usage error,
         3 the spool could not be read or repaired, 4 --repair while a daemon works on the spool.
         """,
@@ -54,6 +57,18 @@ struct CheckCommand: SpooldCommand {
     struct Problem {
         var kind: String
         var message: String
+
+        /// What makes a problem go away: recovery (a daemon start or `--repair`), `--repair` alone
+        /// (a stray set aside), or only the daemon trying the item (a malformed one, parked in failed/).
+        enum Fix { case recovery, repair, daemon }
+
+        var fix: Fix {
+            switch kind {
+            case "stray": .repair
+            case "json", "size": .daemon
+            default: .recovery
+            }
+        }
     }
 
     func run(context: CommandContext) throws -> ExitCode {
@@ -70,12 +85,31 @@ struct CheckCommand: SpooldCommand {
             repaired = outcome.notes
             if outcome.requeued > 0 { repaired.append("\(outcome.requeued) interrupted upload(s) returned to pending/ (attempts kept)") }
             if outcome.failed > 0 { repaired.append("\(outcome.failed) interrupted upload(s) had used up their attempts: moved to failed/") }
+            repaired += try Self.setStraysAside(in: spool, now: context.clock.now())
             let problems = try Self.problems(in: spool, daemonRuns: false)
             withExtendedLifetime(lock) {}
             return report(spool, problems: problems, repaired: repaired, context: context)
         }
         let problems = try Self.problems(in: spool, daemonRuns: SpoolLock.holder(of: spool) != nil)
         return report(spool, problems: problems, repaired: nil, context: context)
+    }
+
+    /// Moves every name in a state folder that is not an item file into corrupt/, as recovery does
+    /// with entries it cannot use: kept for the operator, never deleted. One the operator removed
+    /// meanwhile is a lost race, not an error.
+    static func setStraysAside(in spool: Spool, now: Timestamp) throws -> [String] {
+        var notes: [String] = []
+        for stray in try SpoolInventory.load(spool).strays {
+            guard let slash = stray.firstIndex(of: "/"), let folder = SpoolFolder(rawValue: String(stray[..<slash])) else { continue }
+            let name = String(stray[stray.index(after: slash)...])
+            do {
+                let aside = try spool.setAside(name, in: folder, now: now)
+                notes.append("\(stray) is not an item file: set it aside as \(aside)")
+            } catch let error as SystemError where error.code == ENOENT {
+                continue
+            }
+        }
+        return notes
     }
 
     /// Everything wrong with the spool as it is now; changes nothing.
@@ -134,7 +168,9 @@ struct CheckCommand: SpooldCommand {
         }
         let inventory = try SpoolInventory.load(spool)
         for stray in inventory.strays {
-            problems.append(Problem(kind: "stray", message: "\(stray) is not an item file (<id>.a<N>.json/.blob); spoold leaves it alone"))
+            problems.append(Problem(
+                kind: "stray",
+                message: "\(stray) is not an item file (<id>.a<N>.json/.blob); the daemon leaves it alone, --repair sets it aside in \(SpoolFolder.corruptFolderName)/"))
         }
         for item in inventory.items where item.hasJSON {
             let where_ = "\(SpoolFolder(item.location.state).rawValue)/\(item.id).a\(item.location.attempt).json"
@@ -156,6 +192,25 @@ struct CheckCommand: SpooldCommand {
         return problems
     }
 
+    /// The last line: how many problems, and only the remedies that will work for them.
+    static func summary(_ problems: [Problem], repaired: Bool) -> String {
+        let byRecovery = problems.filter { $0.fix == .recovery }.count
+        let byRepair = problems.filter { $0.fix == .repair }.count
+        let forTheDaemon = problems.count - byRecovery - byRepair
+        let daemonsPart = "malformed item(s), which the daemon parks in failed/ when it tries them"
+        if repaired {
+            return "\(problems.count) problem(s) left" + (forTheDaemon == problems.count ? ": \(daemonsPart)" : "")
+        }
+        var parts = ["\(problems.count) problem(s)"]
+        if byRecovery + byRepair > 0 {
+            parts.append("'spoold check --repair' fixes "
+                + (byRecovery + byRepair < problems.count ? "\(byRecovery + byRepair)" : problems.count == 1 ? "it" : "them")
+                + (byRepair == 0 ? " (starting the daemon does too)" : ""))
+        }
+        if forTheDaemon > 0 { parts.append("\(forTheDaemon) \(daemonsPart)") }
+        return parts.joined(separator: "; ")
+    }
+
     private func report(_ spool: Spool, problems: [Problem], repaired: [String]?, context: CommandContext) -> ExitCode {
         if json {
             var object: [String: Any] = [
@@ -172,7 +227,7 @@ struct CheckCommand: SpooldCommand {
             if problems.isEmpty {
                 context.print("spool \(spool.path) is consistent")
             } else {
-                context.print("\(problems.count) problem(s)" + (repaired == nil ? "; 'spoold check --repair' (or starting the daemon) runs recovery" : " left"))
+                context.print(Self.summary(problems, repaired: repaired != nil))
             }
         }
         return problems.isEmpty ? .success : .partial

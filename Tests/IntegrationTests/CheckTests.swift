@@ -129,8 +129,41 @@ final class CheckTests: XCTestCase {
         XCTAssertTrue(problems.contains { $0["kind"] == "json" && $0["message"]!.contains(ids[0]) })
         XCTAssertTrue(problems.contains { $0["kind"] == "size" && $0["message"]!.contains("has 54 B but the .json says 51 B") })
         XCTAssertTrue(problems.contains { $0["kind"] == "stray" && $0["message"]!.contains("failed/notes.txt") })
+        let text = try check(spool)
+        XCTAssertTrue(
+            text.stdout.hasSuffix(
+                "3 problem(s); 'spoold check --repair' fixes 1; 2 malformed item(s), which the daemon parks in failed/ when it tries them\n"),
+            text.stdout)
         let repair = try check(spool, ["--repair"])
         XCTAssertEqual(repair.exitCode, 1, "recovery does not fix malformed items; they are still reported: \(repair.stdout)")
+        XCTAssertTrue(
+            repair.stdout.hasSuffix("2 problem(s) left: malformed item(s), which the daemon parks in failed/ when it tries them\n"),
+            repair.stdout)
+        XCTAssertEqual(spool.files(in: "failed"), [], "the stray was set aside")
+    }
+
+    /// A file that is not an item in a state folder: check suggests --repair only because --repair
+    /// sets it aside (it used to suggest it, then say "1 problem(s) left" and leave the file).
+    func testCheck_strayInPending_repairSetsItAsideInCorrupt_keepingItsContents() throws {
+        let spool = try TestSpool(self)
+        let ids = try enqueue(spool, count: 1)
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: spool.path + "/pending/notes.txt"))
+
+        let report = try check(spool)
+        XCTAssertEqual(report.exitCode, 1, report.stdout)
+        XCTAssertTrue(report.stdout.contains("stray: pending/notes.txt is not an item file"), report.stdout)
+        XCTAssertTrue(report.stdout.hasSuffix("1 problem(s); 'spoold check --repair' fixes it\n"), report.stdout)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: spool.path + "/pending/notes.txt"), "check alone changes nothing")
+
+        let repair = try check(spool, ["--repair"])
+        XCTAssertEqual(repair.exitCode, 0, repair.stdout + repair.stderr)
+        XCTAssertTrue(repair.stdout.contains("repaired: pending/notes.txt is not an item file: set it aside as corrupt/pending.notes.txt."), repair.stdout)
+        XCTAssertTrue(repair.stdout.hasSuffix("is consistent\n"), repair.stdout)
+        let aside = spool.files(in: "corrupt")
+        XCTAssertEqual(aside.count, 1, "\(aside)")
+        XCTAssertEqual(try String(contentsOfFile: spool.path + "/corrupt/" + XCTUnwrap(aside.first), encoding: .utf8), "keep me")
+        XCTAssertEqual(spool.itemFiles, ["pending/\(ids[0]).a0.blob", "pending/\(ids[0]).a0.json"], "the item is untouched")
+        XCTAssertEqual(try check(spool).exitCode, 0, "a second check is clean")
     }
 
     func testCheckRepair_whileADaemonRuns_exits4() throws {
