@@ -4,11 +4,15 @@ import SpoolCore
 import SpoolStore
 import SpoolSystem
 
-/// `spoold ls [STATE]`: one line per item: id, state, attempts, size, age, last error.
+/// `spoold ls [STATE]`: one line per item: id, state, attempts, size, age, last error, name.
+///
+/// The original name comes from the json `ls` reads anyway for the last error (or, for a direct
+/// upload's lone blob, from its name attribute): the id keeps only a hint of it, ASCII letters and
+/// digits, so `Grüße.txt` and `日本語.txt` would otherwise be told apart by `show` alone.
 struct ListCommand: SpooldCommand {
     static let spec = CommandSpec(
         name: "ls",
-        abstract: "One line per item: id, state, attempts, size, age, last error.",
+        abstract: "One line per item: id, state, attempts, size, age, last error, original name.",
         options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [PositionalSpec("STATE", help: "pending, inflight, failed or done (default: all but done).", optional: true)])
 
@@ -35,7 +39,7 @@ struct ListCommand: SpooldCommand {
         let logged = spool.partLogs.loggedItems()
         let now = context.clock.now()
         var rows: [[String: Any]] = []
-        var lines: [[String]] = [["ID", "STATE", "ATTEMPTS", "SIZE", "AGE", "LAST ERROR"]]
+        var lines: [[String]] = [["ID", "STATE", "ATTEMPTS", "SIZE", "AGE", "LAST ERROR", "NAME"]]
         for item in inventory.items {
             let metadata = item.hasJSON ? try? spool.readMetadata(item.id, at: item.location) : nil
             // A lone blob naming its source: a direct upload under way (or cut by a crash).
@@ -53,12 +57,13 @@ struct ListCommand: SpooldCommand {
             let progress = logged.contains(item.id) ? spool.partLogs.state(of: item.id) : nil
             let age = item.id.createdAt.map { $0.seconds(until: now) } ?? 0
             let size = item.blobSize ?? metadata?.size ?? 0
+            let name = metadata?.originalName ?? directName.map(FileName.display)
             if json {
                 var row: [String: Any] = [
                     "id": item.id.rawValue, "state": item.location.state.rawValue, "attempts": item.location.attempt,
                     "size": size, "ageSeconds": Int(age), "lastError": lastError,
                 ]
-                if let name = metadata?.originalName ?? directName.map(FileName.display) { row["originalName"] = name }
+                if let name { row["originalName"] = name }
                 if let progress {
                     row["partsDone"] = progress.parts.count
                     row["partsTotal"] = progress.plan.partCount
@@ -69,7 +74,10 @@ struct ListCommand: SpooldCommand {
                 lines.append([item.id.rawValue, item.location.state.rawValue, "\(item.location.attempt)", Output.bytes(size),
                               Output.age(age),
                               oneLine(progress.map { "parts \($0.parts.count)/\($0.plan.partCount)" + (lastError.isEmpty ? "" : "; " + lastError) }
-                                      ?? lastError, max: 80)])
+                                      ?? lastError, max: 80),
+                              // Last, so a name of wide characters shifts no other column; escaped,
+                              // so a name with a newline or an escape sequence stays on its line.
+                              name.map(LogEscaping.line) ?? ""])
             }
         }
         if json {

@@ -144,6 +144,31 @@ final class CommandTests: XCTestCase {
         }
     }
 
+    /// Ids keep only an ASCII hint of the name (the layout is a public interface), so `ls` shows
+    /// the original name beside each id, escaped like a log line.
+    func testLs_showsTheOriginalNameBesideTheId_whateverItsLetters() throws {
+        let spool = try TestSpool(self)
+        let names = ["Grüße – 日本語 ✓.txt", "été.csv", "line\nbreak.txt"]
+        var paths: [String] = []
+        for name in names {
+            let path = spool.root + "/" + name
+            try Data(name.utf8).write(to: URL(fileURLWithPath: path))
+            paths.append(path)
+        }
+        let ids = try SpooldProcess.run(["enqueue", "--spool", spool.path] + paths).lines
+        XCTAssertEqual(ids.count, 3)
+        XCTAssertTrue(ids[0].hasSuffix("-Gr_e_.txt"), "ids are as they were: \(ids)")
+
+        let ls = try SpooldProcess.run(["ls", "--spool", spool.path])
+        XCTAssertEqual(ls.exitCode, 0, ls.stderr)
+        XCTAssertEqual(ls.lines.count, 4, ls.stdout)
+        XCTAssertTrue(ls.lines[0].hasSuffix("LAST ERROR  NAME"), ls.stdout)
+        for (id, name) in zip(ids, ["Grüße – 日本語 ✓.txt", "été.csv", "line\\nbreak.txt"]) {
+            let line = try XCTUnwrap(ls.lines.first { $0.hasPrefix(id + " ") }, ls.stdout)
+            XCTAssertTrue(line.hasSuffix("  " + name), "\(line) ends with \(name)")
+        }
+    }
+
     func testLs_emptySpool_saysSo_andJSONIsAnEmptyArray() throws {
         let spool = try TestSpool(self)
         let src = spool.root + "/gone.txt"
