@@ -173,6 +173,7 @@ extension Engine {
                 fileField: field, fileName: metadata.originalName, contentType: metadata.contentType,
                 fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
         }
+        uploads[id]?.path = URLPathText.display(request.url)
         log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
         let events = self.events
         requestsStarted += 1
@@ -231,7 +232,7 @@ extension Engine {
                 items[id] = nil
                 if upload.isMultipart { round.finishedMultipart.append((id, false)) }
                 summary.uploaded += 1
-                round.messages.append("uploaded \(id) (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
+                round.messages.append("uploaded \(id)\(upload.path.map { " to \($0)" } ?? "") (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size))
@@ -263,7 +264,7 @@ extension Engine {
                 items[id] = nil
                 if upload.isMultipart { round.finishedMultipart.append((id, true)) }
                 summary.failed += 1
-                round.messages.append("gave up on \(id): \(reason); parked in failed/")
+                round.messages.append("gave up on \(id)\(upload.path.map { " (\($0))" } ?? ""): \(reason); parked in failed/")
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .failed, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size, reason: reason))

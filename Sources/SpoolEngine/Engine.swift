@@ -160,6 +160,9 @@ public final class Engine {
         /// A direct multipart upload's part log, writing without syncs until its blob is made
         /// durable at `by` (`Engine+Direct`); nil once that is under way.
         var deferredLog: (log: PartLog, by: Timestamp)?
+        /// Where the attempt went, as the log names it once per upload (`URLPathText`); nil
+        /// before its request was built.
+        var path: String?
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).

@@ -40,6 +40,37 @@ final class LogTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("tint\\x1b[31m\\r.txt"), result.stderr)
     }
 
+    /// At the default level, each upload's line names where it went (the URL's path, decoded),
+    /// once: the id alone keeps only an ASCII hint of the name.
+    func testEachUpload_isLoggedAtInfoOnce_withTheURLPathItWentTo() throws {
+        let receiver = try startReceiver(.sequence([.status(500)], thenAlways: .status(201)))
+        let spool = try TestSpool(self)
+        try spool.drop("Grüße – 日本語 ✓.txt", [1, 2, 3])
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/cam7/", "--settle", "0", "--retry-base", "0.05"])
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.count, 2, "a 500, then a 201")
+        let uploaded = result.stderr.split(separator: "\n").filter { $0.contains(" spoold info: uploaded ") }
+        XCTAssertEqual(uploaded.count, 1, result.stderr)
+        XCTAssertTrue(
+            uploaded.first?.contains("-Gr_e_.txt to /up/cam7/Grüße – 日本語 ✓.txt (3 B, attempt 2, HTTP 201)") == true, result.stderr)
+        XCTAssertEqual(result.stderr.components(separatedBy: "/up/cam7/Grüße").count - 1, 1, "once per upload: \(result.stderr)")
+    }
+
+    func testAnItemGivenUpOn_isLoggedWithTheURLPathItWentTo() throws {
+        let receiver = try startReceiver(.always(400))
+        let spool = try TestSpool(self)
+        try spool.drop("été.csv", [1])
+
+        let result = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", receiver.baseURL + "/in/", "--settle", "0"])
+
+        XCTAssertEqual(result.exitCode, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("spoold warning: gave up on "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("-t_.csv (/in/été.csv): HTTP 400"), result.stderr)
+    }
+
     func testSecretsInURLs_neverReachTheLogOrTheJSON_atAnyLevel() throws {
         let other = try startReceiver()
         // The first request is redirected with a 302 (refused: it would turn PUT into GET) to a
