@@ -3,7 +3,7 @@
 /// stopped mid-upload, by a crash, a kill or a trap, so no outcome was recorded).
 ///
 /// Derived from durable state alone, so no extra write is needed and a crash cannot lose it: `N`
-/// is counted on disk before each request (RELIABILITY rule 4), and an answered outcome enters the
+/// is counted on disk before each request, and an answered outcome enters the
 /// json's history in the same commit that moves the pair, so a started attempt without an answered
 /// entry was interrupted. Recovery adds an `interrupted` entry for it; the tally does not depend on
 /// that entry having been written.

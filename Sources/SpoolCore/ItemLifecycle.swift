@@ -137,7 +137,7 @@ public struct ItemLifecycle: Equatable, Sendable {
     public func purge() -> Action { .purge(from: location) }
 
     /// An item found in inflight/ at start-up: its attempt was interrupted (no outcome recorded).
-    /// The attempt stays counted in `N` (RELIABILITY rule 7) but against the interrupted budget,
+    /// The attempt stays counted in `N` (recovery keeps the count) but against the interrupted budget,
     /// so a crash does not use up an innocent item's answered attempts; the item may be tried
     /// again at once unless a budget is used up (then to failed/).
     /// - Parameter earlier: how the attempts before this one ended (`AttemptTally(ended: N - 1, history:)`).

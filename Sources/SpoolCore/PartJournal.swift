@@ -1,4 +1,4 @@
-/// Where an S3 multipart upload keeps what must outlive its attempt (RELIABILITY rule 13): the
+/// Where an S3 multipart upload keeps what must outlive its attempt, made durable before it counts: the
 /// upload id and the parts the store accepted. The spool implements it (`PartLog`); the
 /// transport only calls it. Every write is durable when it returns, and a part counts only then.
 public protocol PartJournal: Sendable {
@@ -23,7 +23,7 @@ public protocol PartJournal: Sendable {
 
 /// A record the journal will not write (an upload id, URL or ETag too long for the log's format):
 /// nothing was written, and the spool is fine. The store's answer is at fault, not the disk; every
-/// other error a journal throws is the spool failing (RELIABILITY rule 6).
+/// other error a journal throws is the spool failing, which stops the daemon.
 public struct PartJournalRefusal: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }

@@ -1,5 +1,5 @@
 /// The records of a multipart upload's part log (`SPOOL/parts/<id>.log`): what survives a crash
-/// of an S3 multipart upload (RELIABILITY rule 13).
+/// of an S3 multipart upload (its upload id and the parts the store accepted).
 ///
 /// The framing is the index's (`IndexLogCodec`: `R <len> <crc> <payload>\n`, CRC-32C checked,
 /// readable with `cat`). The first record names the upload, each later one a part the store

@@ -1,4 +1,4 @@
-/// Start-up recovery (RELIABILITY rule 7) as a pure function of what is on disk.
+/// Start-up recovery (README "Crash safety": idempotent, every item kept or set aside) as a pure function of what is on disk.
 ///
 /// The directories are the truth; the index's last record per item says which way a transition
 /// was going when a crash split a pair. For each item the planner picks one target location
@@ -88,7 +88,7 @@ public enum RecoveryPlanner {
         var target = locations.max { $0.progressRank < $1.progressRank }!
         // Complete a recorded move once it has started (a file already sits at its target). A move
         // that never started is undone by leaving the pair where it is, which is always safe and
-        // keeps an operator's `mv` back into pending/ (rule 7). Two moves are completed from the
+        // keeps an operator's `mv` back into pending/ (items moved by hand are adopted). Two moves are completed from the
         // index alone, wherever the files are: a claim (its record, written before the request
         // goes out, is what counts the attempt) and a recorded success (never uploaded again).
         // That is why `Spool.commit` does not fsync folders for them.

@@ -46,8 +46,8 @@ public struct UploadOutcome: Equatable, Sendable {
     /// back. Set only by `cancelled`.
     public private(set) var wasCancelled = false
     /// The spool could not make the attempt's progress durable (a part log's write or fsync
-    /// failed): no answer about the item may be acknowledged, and the daemon stops (RELIABILITY
-    /// rule 6). Set only by `spoolFailure`.
+    /// failed): no answer about the item may be acknowledged, and the daemon stops
+    /// (never a retry that trusts a second fsync). Set only by `spoolFailure`.
     public private(set) var spoolFailure: String?
 
     public init(

@@ -3,9 +3,10 @@ import SpoolStore
 import SpoolSystem
 
 extension Engine {
-    /// Start-up recovery (RELIABILITY rule 7) of what a stop may have left under way, then the
-    /// queue: the items recovery returned to pending/ go into memory, and the first pass over
-    /// pending/ reads the rest (nothing is claimed before it, so the oldest still goes first).
+    /// Start-up recovery (README "Crash safety": idempotent, every item kept or set aside) of what
+    /// a stop may have left under way, then the queue: the items recovery returned to pending/ go
+    /// into memory, and the first pass over pending/ reads the rest (nothing is claimed before it,
+    /// so the oldest still goes first).
     func recover() throws {
         let outcome = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: clock.now(), log: log, scope: .inFlight)
         backlog.unknownOnDisk()

@@ -110,7 +110,7 @@ extension Engine {
             }
         }
         for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
-        // After the commit: a success or failure is recorded before its log goes (rule 13).
+        // After the commit: a success or failure is recorded before its log goes (progress that outlives an attempt is state, durable before it counts).
         for (id, failed) in round.finishedMultipart {
             if failed {
                 try giveUpMultipartUpload(of: id, now: now)
@@ -133,7 +133,7 @@ extension Engine {
         do {
             body = try openBody(id, at: location, expectedSize: metadata.size)
         } catch {
-            // The blob is not what the json says: the attempt fails without a request (rule 8).
+            // The blob is not what the json says: the attempt fails without a request (a blob is never changed once spooled).
             events.post(id, .refused("\(error)"))
             return
         }
@@ -301,7 +301,7 @@ extension Engine {
         }
     }
 
-    /// The blob must still be the file that was spooled (RELIABILITY rule 8).
+    /// The blob must still be the file that was spooled: blobs never change once spooled.
     func checkBlob(_ id: ItemID, at location: ItemLocation, expectedSize: Int64) throws {
         let name = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
         let status: FileStatus
@@ -317,7 +317,7 @@ extension Engine {
     }
 
     /// Opens a claimed blob for its upload, the only way a body is read: never through a
-    /// symlink, a regular file of exactly the size its json records (rules 8 and 9). Whatever
+    /// symlink, a regular file of exactly the size its json records (nothing in the spool can make spoold read elsewhere). Whatever
     /// is swapped in after this check, the upload reads the file checked here.
     func openBody(_ id: ItemID, at location: ItemLocation, expectedSize: Int64) throws -> BlobBody {
         let name = "\(SpoolFolder(location.state).rawValue)/\(ItemFileName(id: id, attempt: location.attempt, kind: .blob))"

@@ -29,7 +29,7 @@ struct Round {
 
     /// An upload whose progress the spool could not make durable (`UploadOutcome.spoolFailure`):
     /// left unacknowledged in inflight/, and the engine stops once the rest of the round is
-    /// committed (RELIABILITY rule 6).
+    /// committed (a failed write or fsync is never retried and trusted).
     var spoolFailure: (id: ItemID, reason: String)?
 
     var isEmpty: Bool { claims.isEmpty && finished.isEmpty }

@@ -66,7 +66,7 @@ final class FileReaper: Sendable {
         try check()
     }
 
-    /// Throws the first failed removal (EIO, say): the spool must stop taking work (rule 6).
+    /// Throws the first failed removal (EIO, say): the spool must stop taking work, never retry and trust it.
     func check() throws {
         if let error = failure.withLock({ $0 }) { throw error }
     }

@@ -40,7 +40,7 @@ public final class IndexFile {
 
     deinit { if let fd { fs.close(fd) } }
 
-    /// Reads the index, repairing what a crash may leave (RELIABILITY rule 5), and returns the last
+    /// Reads the index, repairing what a crash may leave (a torn tail is cut, damage before it sets the file aside and the folders are read instead), and returns the last
     /// record per item: the intent to complete for a pair split by a crash.
     public func openAndRecover(now: Timestamp) throws -> (lastByItem: [ItemID: IndexRecord], report: OpenReport) {
         let file: FileDescriptor

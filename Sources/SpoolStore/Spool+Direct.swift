@@ -84,7 +84,7 @@ extension Spool {
     /// background thread): the blob's bytes, its name in inflight/ with its name attribute, and
     /// then `partLog`, whose records were written but not synced until now (they must never be
     /// durable before the bytes they vouch for). Nothing to do once the blob is gone (uploaded).
-    /// A failed sync is a spool failure, reported like a failed removal (rule 6).
+    /// A failed sync is a spool failure, reported like a failed removal: the daemon stops.
     public func makeDirectUploadDurable(_ id: ItemID, partLog: PartLog) {
         let inflight = descriptor(.inflight)
         let blob = ItemFileName(id: id, attempt: 1, kind: .blob).description

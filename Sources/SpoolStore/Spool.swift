@@ -152,7 +152,7 @@ public final class Spool {
 
     public func list(_ folder: SpoolFolder) throws -> [DirectoryEntry] { try fs.list(descriptor(folder)) }
 
-    /// Reads an item's json, refusing anything that is not a small regular file (rule 9).
+    /// Reads an item's json, refusing anything that is not a small regular file (opened without following a symlink, checked on the descriptor, size-capped before parsing).
     public func readMetadata(_ id: ItemID, at location: ItemLocation) throws -> ItemMetadata {
         let name = ItemFileName(id: id, attempt: location.attempt, kind: .json).description
         return try readMetadata(named: name, in: SpoolFolder(location.state))
@@ -268,7 +268,7 @@ public final class Spool {
     ///   may move and their uploads start at once, and `makeRecordsDurable` (or `apply` of any
     ///   other transition, which calls it first) syncs them. A process that dies meanwhile leaves
     ///   them in the page cache, where recovery reads them, so a claim still counts its attempt
-    ///   before the request (rule 4); only a power loss can lose a claim, and with it the count of
+    ///   before the request (an attempt is counted on disk before it is made); only a power loss can lose a claim, and with it the count of
     ///   an attempt that was interrupted anyway.
     public func record(_ transitions: [SpoolTransition], deferringSync: Bool = false) throws -> RecordedBatch {
         try usingReserveWhenFull { try recordOnce(transitions, deferringSync: deferringSync) }
@@ -397,7 +397,7 @@ public final class Spool {
         return results
     }
 
-    /// Turns files into items (RELIABILITY rule 1): blob and json made durable in tmp/ (or the blob
+    /// Turns files into items, durable before anyone is told they exist: blob and json made durable in tmp/ (or the blob
     /// renamed in, after an fsync, when it is on our file system with one link), the index record
     /// synced, the pair renamed into pending/ (json last), the folders synced. Only then does the
     /// caller report success.
@@ -661,7 +661,7 @@ public final class Spool {
     // MARK: Helpers
 
     /// A full disk before anything of an add was kept is `SpoolError.outOfSpace`: the daemon pauses
-    /// intake on it, `enqueue` says so. A failed fsync stays what it is (RELIABILITY rule 6).
+    /// intake on it, `enqueue` says so. A failed fsync stays what it is: never retried and trusted.
     private func nothingAdded(_ error: any Error) -> any Error {
         guard let e = error as? SystemError, e.isOutOfSpace, !e.isSyncFailure else { return error }
         return SpoolError.outOfSpace(path: path, cause: e)
@@ -729,7 +729,7 @@ public final class Spool {
 
     /// A spare json renamed to `name` in tmp/ and opened for writing, with its size, or nil when
     /// none is usable. Reused only if still the file this process kept: regular, one link, ours,
-    /// mode 0600 (the `O_CREAT|O_EXCL` file of rule 1 it was made as); anything else is removed.
+    /// mode 0600 (the `O_CREAT|O_EXCL` file a new item is staged as); anything else is removed.
     private func takeSpareJSON(as name: String) -> (FileDescriptor, size: Int64)? {
         let tmp = descriptor(.tmp)
         while let spare = spareJSONs.popLast() {

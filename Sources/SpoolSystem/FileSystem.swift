@@ -99,7 +99,7 @@ public struct OpenFlags: OptionSet, Sendable {
     public static let exclusive = OpenFlags(rawValue: 1 << 3)
     public static let append = OpenFlags(rawValue: 1 << 4)
     public static let directory = OpenFlags(rawValue: 1 << 5)
-    /// Never follow a symlink in the last component (rule 9). Always added by `PosixFileSystem`
+    /// Never follow a symlink in the last component: nothing in the spool may lead spoold outside it. Always added by `PosixFileSystem`
     /// except for the spool root itself.
     public static let followSymlinks = OpenFlags(rawValue: 1 << 6)
     public static let truncate = OpenFlags(rawValue: 1 << 7)
@@ -142,7 +142,7 @@ extension FileSystem {
         try bytes.withUnsafeBytes { (buffer) throws in try writeAll(fd, buffer, label: label) }
     }
 
-    /// Reads at most `limit` bytes; returns nil when the file holds more (a size cap, rule 9).
+    /// Reads at most `limit` bytes; returns nil when the file holds more (a size cap before parsing).
     /// `sizeHint` (the size an fstat saw) sizes the first read: a json of a few hundred bytes
     /// then costs no zero-filled 64 KiB buffer. Reading goes on to end of file whatever the hint.
     public func readAll(_ fd: FileDescriptor, limit: Int, sizeHint: Int64? = nil) throws -> [UInt8]? {

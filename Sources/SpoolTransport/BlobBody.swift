@@ -43,7 +43,7 @@ public final class BlobBody: Sendable {
 
     /// `pread(2)` of up to `count` bytes at `offset`, EINTR retried, never past `size`. Returns the
     /// count read; -1 when closed, on a read error, or when the file ends before `size` (the
-    /// blob changed after it was checked: rule 8).
+    /// blob changed after it was checked: an item error).
     public func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
         let wanted = Int(min(Int64(count), max(0, size - offset)))
         guard wanted > 0 else { return 0 }

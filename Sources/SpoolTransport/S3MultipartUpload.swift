@@ -2,7 +2,7 @@ import Dispatch
 import SpoolCore
 
 /// One attempt of an S3 multipart upload, resumed from the item's part log when it has one
-/// (RELIABILITY rule 13). Every step goes through the HTTP transport the daemon chose
+/// (progress that outlives an attempt, durable before it counts). Every step goes through the HTTP transport the daemon chose
 /// (`URLSessionTransport` or `CurlTransport`): a part is a byte range of the attempt's blob, the
 /// XML steps send a few bytes of their own; no redirect is followed, the answer is kept up to
 /// `answerKeep` bytes (cut at 1 MiB), and each request has the transport's deadline.
@@ -483,7 +483,7 @@ final class S3MultipartUpload: @unchecked Sendable {
                         fail(outcome, abortUpload: false)
                     }
                 } else if let failure = request.body.failure {
-                    // The blob changed under us (rule 8): an item error, not the network's.
+                    // The blob changed under us (blobs never change once spooled): an item error, not the network's.
                     fail(.refused(failure), abortUpload: false)
                 } else if let otherwise {
                     otherwise(outcome)
@@ -588,7 +588,7 @@ final class S3MultipartUpload: @unchecked Sendable {
 
     /// The outcome of a journal write that threw: a record too long for the log is the store's
     /// doing (retried like a bad answer); anything else is the spool failing, which stops the
-    /// daemon (RELIABILITY rule 6), never a retry that trusts a second fsync.
+    /// daemon, never a retry that trusts a second fsync.
     static func journalFailure(_ error: any Error, what: String) -> UploadOutcome {
         if let refusal = error as? PartJournalRefusal {
             return .status(502, excerpt: "cannot record \(what): \(refusal)")

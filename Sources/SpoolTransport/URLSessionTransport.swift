@@ -25,7 +25,8 @@ import FoundationNetworking
 ///   of answer waits for the delegate: memory stays flat whatever the server sends.
 /// - Deadline: on Linux, URLSession does not enforce `timeoutIntervalForResource`, so the overall
 ///   deadline of an attempt (all its redirect hops included) is ours: one sweeper timer, running
-///   only while attempts are in flight, cancels the overdue ones (RELIABILITY rule 10). A timer
+///   only while attempts are in flight, cancels the overdue ones (URLSession on Linux does not enforce
+///   `timeoutIntervalForResource`). A timer
 ///   per request would hold its closure until it fired, long after the upload ended.
 /// - Ending an attempt never waits for Foundation: the deadline, a cut answer and a cancel end
 ///   the attempt at once with its outcome, close its blob, and only then tell the task to cancel,

@@ -4,7 +4,7 @@ import SpoolTestSupport
 import XCTest
 
 /// The URLSession transport against a server that drops connections, answers without end, or
-/// answers with a gigabyte: spoold neither dies, stalls nor grows (issue 11, RELIABILITY rule 11).
+/// answers with a gigabyte: spoold neither dies, stalls nor grows (issue 11).
 ///
 /// Real sockets on 127.0.0.1; every wait is on an event (process exit, a request the receiver
 /// saw or finished, an observer's count). Faults are drawn from a seeded generator whose seed is

@@ -3,8 +3,7 @@ import UploadReceiver
 import SpoolTestSupport
 import XCTest
 
-/// kill -9 at random moments while the daemon works, many times, then drain (RELIABILITY.md,
-/// "Tests that prove it"): nothing is lost, the spool ends empty, duplicates are bounded by what
+/// kill -9 at random moments while the daemon works, many times, then drain: nothing is lost, the spool ends empty, duplicates are bounded by what
 /// was in flight; a daemon killed on every try of an item still gives up (after --max-interrupted
 /// tries), and kills do not use up an innocent item's --max-attempts.
 final class TortureTests: XCTestCase {
@@ -93,7 +92,7 @@ final class TortureTests: XCTestCase {
         XCTAssertEqual(check.exitCode, 0, check.stdout)
     }
 
-    /// RELIABILITY rule 4: the attempt is counted on disk before the request goes out, so a daemon
+    /// The attempt is counted on disk before the request goes out, so a daemon
     /// that dies during every try (here the receiver SIGKILLs it when the request arrives) still
     /// gives up after three.
     /// An item that kills spoold on every try still ends in failed/: each start counts the attempt

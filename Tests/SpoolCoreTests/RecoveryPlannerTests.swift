@@ -145,7 +145,7 @@ final class RecoveryPlannerTests: XCTestCase {
 
     func testOperatorMovedAParkedItemBackToPending_isAdopted() throws {
         // The engine parks an unreadable item from pending/ (`fail pending.a0 → failed.a0`); the
-        // operator fixes it and runs `mv failed/* pending/` before the next start (rule 7).
+        // operator fixes it and runs `mv failed/* pending/` before the next start (items moved by hand are adopted).
         let last = [id: IndexRecord(.fail, id, from: loc(.pending, 0), to: loc(.failed, 0))]
         let plan = RecoveryPlanner.plan(files: pair(.pending, 0), lastRecords: last)
         XCTAssertEqual(plan.items[id], loc(.pending, 0), "a hand-moved item (complete pair at `from`, nothing at `to`) is adopted where it is")

@@ -6,7 +6,7 @@ import SpoolTestSupport
 @testable import SpoolTransport
 import XCTest
 
-/// RELIABILITY rule 6 for an upload's own durable progress (an S3 part log): the spool failing
+/// A failed write or fsync stops the daemon, also for an upload's own durable progress (an S3 part log): the spool failing
 /// under an attempt stops the daemon; nothing about the item is acknowledged or retried.
 final class SpoolFailureTests: EngineTestCase {
     func testSpoolFailureOutcome_stopsTheEngine_leavesTheItemInflight_andTakesNoNewWork() throws {

@@ -101,7 +101,7 @@ final class BackgroundRemovalTests: StoreTestCase {
 
         XCTAssertEqual(try spool.apply(spool.record([done[0]]), [0], removingInBackground: true), [.moved])
         XCTAssertThrowsError(try spool.drainRemovals()) { XCTAssertEqual(($0 as? SystemError)?.code, EIO) }
-        XCTAssertThrowsError(try spool.record([done[1]]), "rule 6: stop taking work") {
+        XCTAssertThrowsError(try spool.record([done[1]]), "a failed removal stops taking work") {
             XCTAssertEqual(($0 as? SystemError)?.code, EIO)
         }
     }

@@ -10,7 +10,7 @@ import XCTest
 
 /// The body of an upload comes only from the descriptor the engine opened for it (O_NOFOLLOW,
 /// fstat): a blob swapped between the claim and the upload fails the attempt without a request
-/// (issue 11 item 5, RELIABILITY rules 8 and 9).
+/// (issue 11 item 5: blobs never change once spooled, and nothing in the spool leads spoold outside it).
 final class BlobSwapTests: XCTestCase {
     /// Records every request it is given and answers 201.
     private final class RecordingTransport: UploadTransport, @unchecked Sendable {

@@ -98,7 +98,7 @@ final class PartLogTests: StoreTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temp.spoolPath + "/corrupt").count, 1)
     }
 
-    /// A failed fsync is the spool failing (the engine stops: RELIABILITY rule 6), never a
+    /// A failed fsync is the spool failing (the engine stops), never a
     /// refusal; an ETag the log cannot hold is a refusal, and nothing was written.
     func testFailedFsync_throwsTheSystemError_whileAnOverlongETag_isARefusal() throws {
         let fs = RecordingFileSystem()

@@ -6,7 +6,7 @@ import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
-/// Injected EIO / ENOSPC during `add` and `commit` (RELIABILITY rule 6): refused cleanly, nothing
+/// Injected EIO / ENOSPC during `add` and `commit` (a failed write or fsync is never retried and trusted): refused cleanly, nothing
 /// half-acknowledged, the source left where it was.
 final class SpoolFaultTests: StoreTestCase {
     typealias Call = RecordingFileSystem.Call
@@ -169,7 +169,7 @@ final class SpoolFaultTests: StoreTestCase {
 
         XCTAssertThrowsError(try spool.commit([claim(item.id)])) { XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC) }
 
-        XCTAssertTrue(spool.reserve.isWhole, "a failed fsync is final (RELIABILITY rule 6): no second try")
+        XCTAssertTrue(spool.reserve.isWhole, "a failed fsync is final: no second try")
         XCTAssertEqual(fs.calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1)
         XCTAssertFalse(fs.calls.contains { $0.operation == .rename })
     }

@@ -4,7 +4,8 @@ import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
-/// RELIABILITY rules 1 and 3, checked on the recorded system calls.
+/// A new item is durable before it is acknowledged, and a batch pays one sync per folder (README
+/// "Crash safety"), checked on the recorded system calls.
 final class SpoolSyscallOrderTests: StoreTestCase {
     typealias Call = RecordingFileSystem.Call
 
