@@ -14,9 +14,11 @@
 //   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
 //                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
-//   ArgumentKit     our small command-line parser (no package dependencies allowed).
+//   ArgumentKit     our small command-line parser (no package dependencies allowed); from the same
+//                   specs, the help, the manual pages (mdoc) and the bash, zsh and fish completions.
 //   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
 //   spoold          main.swift only (and the raised descriptor limit, before anything opens one).
+//   spoold-docs     writes docs/man/ (scripts/readme-cli): the command pages and spoold-spool(5).
 //   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out.
 //   spoold-bench    the benchmark's helpers: the bare URLSession loop, request timing, codec timings.
 import PackageDescription
@@ -57,6 +59,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "spoold", dependencies: ["SpoolCLI", "SpoolSystem"], swiftSettings: swiftSettings),
+        .executableTarget(name: "spoold-docs", dependencies: ["SpoolCLI"], swiftSettings: swiftSettings),
         .target(name: "UploadReceiver", swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         // The benchmark's baseline: a bare URLSession upload loop with no durability (scripts/bench).

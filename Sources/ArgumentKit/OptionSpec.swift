@@ -20,10 +20,13 @@ public struct OptionSpec: Sendable {
     public var help: String
     /// Shown after the help as `(default: ...)`, e.g. `$SPOOLD_SPOOL, then ./spool`.
     public var defaultDescription: String?
+    /// What a shell offers for the value. Unless given, read from `valueName`: `DIR` is a
+    /// directory, `FILE` and `PATH` a file, anything else free text.
+    public var completion: ValueCompletion
 
     public init(
         _ name: String, short: Character? = nil, kind: Kind = .value, valueName: String = "VALUE", help: String,
-        defaultDescription: String? = nil
+        defaultDescription: String? = nil, completion: ValueCompletion? = nil
     ) {
         self.name = name
         self.short = short
@@ -31,6 +34,7 @@ public struct OptionSpec: Sendable {
         self.valueName = valueName
         self.help = help
         self.defaultDescription = defaultDescription
+        self.completion = kind == .flag ? .none : completion ?? ValueCompletion(valueName: valueName)
     }
 
     public static func flag(_ name: String, short: Character? = nil, help: String) -> OptionSpec {

@@ -13,7 +13,7 @@ public enum CLI {
     /// Every command, in help order.
     static let commands: [CommandSpec] = [
         DaemonCommand.spec(drain: false), DaemonCommand.spec(drain: true), EnqueueCommand.spec, StatusCommand.spec,
-        ListCommand.spec, ShowCommand.spec, RetryCommand.spec, PurgeCommand.spec, CheckCommand.spec,
+        ListCommand.spec, ShowCommand.spec, RetryCommand.spec, PurgeCommand.spec, CheckCommand.spec, CompletionCommand.spec,
     ]
 
     static let footer = """
@@ -98,6 +98,7 @@ public enum CLI {
         case "retry": try RetryCommand(parsed, context: context).run(context: context)
         case "purge": try PurgeCommand(parsed, context: context).run(context: context)
         case "check": try CheckCommand(parsed, context: context).run(context: context)
+        case "completion": try CompletionCommand(parsed, context: context).run(context: context)
         default: preconditionFailure("command \(name) declared but not wired")
         }
     }

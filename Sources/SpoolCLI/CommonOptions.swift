@@ -20,7 +20,7 @@ enum CommonOptions {
     static let transport = OptionSpec(
         "transport", valueName: "NAME",
         help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, a private CA). See README 'Transports'.",
-        defaultDescription: "urlsession")
+        defaultDescription: "urlsession", completion: .choices(["urlsession", "curl"]))
     static let cacert = OptionSpec(
         "cacert", valueName: "FILE", help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA).")
     static let capath = OptionSpec(

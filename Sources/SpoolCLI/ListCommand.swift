@@ -14,7 +14,9 @@ struct ListCommand: SpooldCommand {
         name: "ls",
         abstract: "One line per item: id, state, attempts, size, age, last error, original name.",
         options: [CommonOptions.existingSpool, CommonOptions.json],
-        positionals: [PositionalSpec("STATE", help: "pending, inflight, failed or done (default: all but done).", optional: true)])
+        positionals: [PositionalSpec(
+            "STATE", help: "pending, inflight, failed or done (default: all but done).", optional: true,
+            completion: .choices(ItemState.allCases.map(\.rawValue)))])
 
     var spoolPath: String
     var states: [ItemState]

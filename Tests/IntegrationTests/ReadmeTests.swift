@@ -12,7 +12,7 @@ final class ReadmeTests: XCTestCase {
         let overview = try SpooldProcess.run(["--help"]).stdout
         XCTAssertTrue(
             readme.contains("### spoold\n\n```\n\(overview)```"), "README's reference for 'spoold' differs from `spoold --help`; run scripts/readme-cli")
-        for command in ["run", "drain", "enqueue", "status", "ls", "show", "retry", "purge", "check"] {
+        for command in ["run", "drain", "enqueue", "status", "ls", "show", "retry", "purge", "check", "completion"] {
             let help = try SpooldProcess.run([command, "--help"]).stdout
             XCTAssertTrue(
                 readme.contains("### spoold \(command)\n\n```\n\(help)```"),
