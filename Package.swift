@@ -14,6 +14,8 @@
 //   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
 //                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
+//   SpoolClient     the library product: a Swift program's `enqueue` (the CLI's own code path) and
+//                   read-only `status`; it never uploads.
 //   ArgumentKit     our small command-line parser (no package dependencies allowed); from the same
 //                   specs, the help, the manual pages (mdoc) and the bash, zsh and fish completions.
 //   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
@@ -30,6 +32,8 @@ let package = Package(
     products: [
         .executable(name: "spoold", targets: ["spoold"]),
         .executable(name: "spoold-receiver", targets: ["spoold-receiver"]),
+        // For Swift programs that hand files to spoold (docs/library.md); the daemon stays the uploader.
+        .library(name: "SpoolClient", targets: ["SpoolClient"]),
     ],
     targets: [
         // libm only: `rounded()` on Linux needs it when nothing else pulls in Glibc.
@@ -50,11 +54,12 @@ let package = Package(
             name: "SpoolEngine",
             dependencies: ["SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport"],
             swiftSettings: swiftSettings),
+        .target(name: "SpoolClient", dependencies: ["SpoolCore", "SpoolStore", "SpoolSystem"], swiftSettings: swiftSettings),
         .target(name: "ArgumentKit", swiftSettings: swiftSettings),
         .target(
             name: "SpoolCLI",
             dependencies: [
-                "ArgumentKit", "SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "SpoolCurlTransport",
+                "ArgumentKit", "SpoolClient", "SpoolCore", "SpoolSystem", "SpoolStore", "SpoolTransport", "SpoolCurlTransport",
                 "SpoolEngine",
             ],
             swiftSettings: swiftSettings),
@@ -75,6 +80,8 @@ let package = Package(
             name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport", "SpoolCurlTransport", "UploadReceiver"],
             swiftSettings: swiftSettings),
         .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
+        // Uses the library as a client would: through the SpoolClient product's module alone.
+        .testTarget(name: "SpoolClientTests", dependencies: ["SpoolClient"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadReceiverTests", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         .testTarget(
             name: "SpoolStoreTests",

@@ -1,4 +1,5 @@
 import ArgumentKit
+import SpoolClient
 import SpoolCore
 import SpoolStore
 import SpoolSystem
@@ -78,6 +79,9 @@ public enum CLI {
             }
             context.complain("\(error)")
             return ExitCode.failure.rawValue
+        } catch let error as SpoolClientError {
+            context.complain(error.description)
+            return error.exitCode
         } catch let error as SystemError {
             context.complain("\(error)" + (error.isOutOfSpace ? " (free some space; nothing half-written was acknowledged)" : ""))
             return ExitCode.failure.rawValue

@@ -1,7 +1,6 @@
 import ArgumentKit
-import Glibc
+import SpoolClient
 import SpoolCore
-import SpoolStore
 
 /// `spoold enqueue FILE...`: atomically add files as items and print their ids.
 struct EnqueueCommand: SpooldCommand {
@@ -37,75 +36,44 @@ struct EnqueueCommand: SpooldCommand {
 
     var spoolPath: String
     var files: [String]
-    var move: Bool
-    var headers: [String: String]
-    var fields: [String: String]
-    var contentType: String?
-    var maximumSpoolBytes: Int64?
+    var options: EnqueueOptions
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         files = arguments.positionals
-        move = arguments.flag("move")
-        headers = try CommonOptions.headers(arguments, command: "enqueue")
-        fields = [:]
+        var fields: [String: String] = [:]
         for text in arguments.values("field") {
             guard let eq = text.firstIndex(of: "="), eq != text.startIndex else {
                 throw ArgumentError("invalid --field '\(text)': expected KEY=VALUE", command: "enqueue")
             }
             fields[String(text[..<eq])] = String(text[text.index(after: eq)...])
         }
-        maximumSpoolBytes = try CommonOptions.maximumSpoolSize(arguments)
-        contentType = arguments.value("content-type")
-        if let type = contentType {
+        options = EnqueueOptions(
+            headers: try CommonOptions.headers(arguments, command: "enqueue"), fields: fields,
+            contentType: arguments.value("content-type"), move: arguments.flag("move"),
+            maximumSpoolBytes: try CommonOptions.maximumSpoolSize(arguments))
+        if let type = options.contentType {
             if let problem = type.isEmpty ? "it is empty" : HeaderRule.valueProblem(type) {
                 throw ArgumentError("invalid --content-type: \(problem)", command: "enqueue")
             }
         }
     }
 
+    /// The library's enqueue (`SpoolClient`), one code path for both: this prints its outcomes.
     func run(context: CommandContext) throws -> ExitCode {
-        let spool = try Spool(path: spoolPath)
-        // A daemon starting meanwhile must not take our staged files for orphans.
-        spool.sharesStagingWithRecovery = true
-        var generator = ItemIDGenerator(processTag: UInt64.random(in: 0...UInt64.max))
-        let now = context.clock.now()
-        var files = self.files
-        var refused: [String] = []
-        if let maximumSpoolBytes {
-            let limit = SpoolSizeLimit(bytes: maximumSpoolBytes)
-            let summary = try SpoolSummary.load(spool)
-            var queued = (summary.states[.pending]?.bytes ?? 0) + (summary.states[.inflight]?.bytes ?? 0)
-            var admitted: [String] = []
-            for file in files {
-                guard limit.admits(queued: queued) else { refused.append(file); continue }
-                var st = stat()
-                if stat(file, &st) == 0 { queued += Int64(st.st_size) }
-                admitted.append(file)
-            }
-            files = admitted
-        }
-        let items = files.map { file in
-            let name = file.split(separator: "/").last.map(String.init) ?? file
-            let id = generator.next(at: now, originalName: name)
-            var metadata = ItemMetadata(
-                id: id, originalName: name, size: 0, contentType: contentType ?? ContentType.guess(forFileName: name),
-                createdAt: now, headers: headers, fields: fields)
-            metadata.attempts = []
-            return NewItem(source: .external(path: file, move: move), metadata: metadata)
-        }
-        let results = try spool.add(items)
-        var skipped = 0
-        for result in results {
-            switch result {
-            case .added(let id): context.print(id.rawValue)
-            case .rejected(let reason):
-                skipped += 1
-                context.complain("skipped \(reason)")
+        let clock = context.clock
+        let outcomes = try SpoolClient(spool: spoolPath, clock: { clock.now() }).enqueue(files, options: options)
+        for outcome in outcomes {
+            switch outcome.result {
+            case .added(let id): context.print(id)
+            case .skipped(let reason): context.complain("skipped \(reason)")
+            case .refused: break
             }
         }
-        for file in refused { context.complain("refused \(file): the spool is full (--max-spool-size \(maximumSpoolBytes ?? 0) B)") }
-        if !refused.isEmpty { return .spoolFull }
-        return skipped == 0 ? .success : .partial
+        for outcome in outcomes where outcome.result == .refused {
+            context.complain(
+                "refused \(outcome.file): the spool is full (--max-spool-size \(ByteUnits.exactText(options.maximumSpoolBytes ?? 0)))")
+        }
+        return ExitCode(rawValue: EnqueueOutcome.exitCode(of: outcomes)) ?? .failure
     }
 }
