@@ -57,17 +57,24 @@ struct CheckCommand: SpooldCommand {
     struct Problem {
         var kind: String
         var message: String
+        var fix: Fix
 
         /// What makes a problem go away: recovery (a daemon start or `--repair`), `--repair` alone
-        /// (a stray set aside), or only the daemon trying the item (a malformed one, parked in failed/).
-        enum Fix { case recovery, repair, daemon }
+        /// (a stray set aside), the daemon trying the item (a malformed one, parked in failed/),
+        /// the daemon running (an owed abort, sent when it runs), or the operator.
+        enum Fix { case recovery, repair, daemonParks, daemonAborts, byHand }
 
-        var fix: Fix {
-            switch kind {
-            case "stray": .repair
-            case "json", "size": .daemon
-            default: .recovery
-            }
+        init(kind: String, message: String, fix: Fix? = nil) {
+            self.kind = kind
+            self.message = message
+            self.fix = fix ?? {
+                switch kind {
+                case "stray": .repair
+                case "json", "size": .daemonParks
+                case "abort": .daemonAborts
+                default: .recovery
+                }
+            }()
         }
     }
 
@@ -164,7 +171,8 @@ struct CheckCommand: SpooldCommand {
         if abortLog.damagedLines > 0 {
             problems.append(Problem(
                 kind: "abort",
-                message: "parts/\(AbortLog.fileName) has \(abortLog.damagedLines) damaged line(s): an abort recorded there may be lost (read the file; a lifecycle rule removes such uploads)"))
+                message: "parts/\(AbortLog.fileName) has \(abortLog.damagedLines) damaged line(s): an abort recorded there may be lost (read the file; a lifecycle rule removes such uploads)",
+                fix: .byHand))
         }
         let inventory = try SpoolInventory.load(spool)
         for stray in inventory.strays {
@@ -194,21 +202,20 @@ struct CheckCommand: SpooldCommand {
 
     /// The last line: how many problems, and only the remedies that will work for them.
     static func summary(_ problems: [Problem], repaired: Bool) -> String {
-        let byRecovery = problems.filter { $0.fix == .recovery }.count
-        let byRepair = problems.filter { $0.fix == .repair }.count
-        let forTheDaemon = problems.count - byRecovery - byRepair
-        let daemonsPart = "malformed item(s), which the daemon parks in failed/ when it tries them"
-        if repaired {
-            return "\(problems.count) problem(s) left" + (forTheDaemon == problems.count ? ": \(daemonsPart)" : "")
-        }
+        func count(_ fix: Problem.Fix) -> Int { problems.filter { $0.fix == fix }.count }
+        let byRecovery = count(.recovery), byRepair = count(.repair)
+        var others: [String] = []
+        if count(.daemonParks) > 0 { others.append("\(count(.daemonParks)) malformed item(s), which the daemon parks in failed/ when it tries them") }
+        if count(.daemonAborts) > 0 { others.append("\(count(.daemonAborts)) multipart upload(s) to abort, which the daemon does when it runs") }
+        if count(.byHand) > 0 { others.append("\(count(.byHand)) to look at by hand") }
+        if repaired { return "\(problems.count) problem(s) left" + (others.isEmpty ? "" : ": " + others.joined(separator: "; ")) }
         var parts = ["\(problems.count) problem(s)"]
         if byRecovery + byRepair > 0 {
             parts.append("'spoold check --repair' fixes "
                 + (byRecovery + byRepair < problems.count ? "\(byRecovery + byRepair)" : problems.count == 1 ? "it" : "them")
                 + (byRepair == 0 ? " (starting the daemon does too)" : ""))
         }
-        if forTheDaemon > 0 { parts.append("\(forTheDaemon) \(daemonsPart)") }
-        return parts.joined(separator: "; ")
+        return (parts + others).joined(separator: "; ")
     }
 
     private func report(_ spool: Spool, problems: [Problem], repaired: [String]?, context: CommandContext) -> ExitCode {

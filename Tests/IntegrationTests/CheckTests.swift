@@ -137,7 +137,7 @@ final class CheckTests: XCTestCase {
         let repair = try check(spool, ["--repair"])
         XCTAssertEqual(repair.exitCode, 1, "recovery does not fix malformed items; they are still reported: \(repair.stdout)")
         XCTAssertTrue(
-            repair.stdout.hasSuffix("2 problem(s) left: malformed item(s), which the daemon parks in failed/ when it tries them\n"),
+            repair.stdout.hasSuffix("2 problem(s) left: 2 malformed item(s), which the daemon parks in failed/ when it tries them\n"),
             repair.stdout)
         XCTAssertEqual(spool.files(in: "failed"), [], "the stray was set aside")
     }

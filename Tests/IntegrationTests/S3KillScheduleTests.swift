@@ -202,6 +202,9 @@ class S3KillScheduleTests: XCTestCase {
         let check = try SpooldProcess.run(["check", "--spool", spool.path])
         XCTAssertEqual(check.exitCode, 1, check.stdout)
         XCTAssertTrue(check.stdout.contains("abort: multipart upload "), check.stdout)
+        XCTAssertTrue(
+            check.stdout.hasSuffix("1 problem(s); 1 multipart upload(s) to abort, which the daemon does when it runs\n"),
+            "offers only what will work (--repair does not abort): \(check.stdout)")
 
         proxy.setFault(nil)
         let again = try SpooldProcess.run(arguments("drain", spool, proxy), environment: env, timeout: 60)
