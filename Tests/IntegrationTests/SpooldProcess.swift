@@ -72,18 +72,21 @@ final class SpooldProcess: @unchecked Sendable {
     func signal(_ sig: Int32) { kill(process.processIdentifier, sig) }
 
     /// Every thread's stack of a hung daemon, for the failure message, when gdb is installed
-    /// (it is not required: a hang in CI is then reported without them). Bounded at 20 s.
-    static func threadStacks(of pid: Int32) -> String {
-        let gdb = "/usr/bin/gdb"
-        guard FileManager.default.isExecutableFile(atPath: gdb) else { return "" }
+    /// (it is not required: a hang in CI is then reported without them, saying so). Bounded at
+    /// 20 s. Never an empty section: when gdb is missing or prints no stack, the text says which,
+    /// with gdb's own last words.
+    static func threadStacks(of pid: Int32, gdb: String = "/usr/bin/gdb") -> String {
+        guard FileManager.default.isExecutableFile(atPath: gdb) else {
+            return "\n(no thread stacks of the hung daemon: \(gdb) is not installed; 'apt-get install gdb' adds them)"
+        }
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: gdb)
         probe.arguments = ["-p", String(pid), "-batch", "-nx", "-ex", "thread apply all bt 30"]
         let out = Pipe()
         probe.standardOutput = out
-        probe.standardError = FileHandle.nullDevice
+        probe.standardError = out
         probe.standardInput = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return "" }
+        do { try probe.run() } catch { return "\n(no thread stacks of the hung daemon: \(gdb) does not start: \(error))" }
         let collected = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var data = Data()
         DispatchQueue.global().async {
@@ -92,11 +95,17 @@ final class SpooldProcess: @unchecked Sendable {
         }
         if collected.wait(timeout: .now() + 20) == .timedOut {
             probe.terminate()
-            return "\n(gdb did not finish within 20 s)"
+            return "\n(no thread stacks of the hung daemon: gdb did not finish within 20 s)"
         }
         probe.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("#") || $0.hasPrefix("Thread") }
-        return "\nthreads of the hung daemon (gdb):\n" + text.joined(separator: "\n")
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        let stacks = lines.filter { $0.hasPrefix("#") || $0.hasPrefix("Thread") }
+        guard !stacks.isEmpty else {
+            let said = lines.suffix(3).joined(separator: " | ")
+            return "\n(no thread stacks of the hung daemon: gdb printed none, exit \(probe.terminationStatus)"
+                + (said.isEmpty ? ", and nothing else)" : "; it said: \(said))")
+        }
+        return "\nthreads of the hung daemon (gdb):\n" + stacks.joined(separator: "\n")
     }
 
     func wait(timeout: Double, file: StaticString = #filePath, line: UInt = #line) throws -> Result {
