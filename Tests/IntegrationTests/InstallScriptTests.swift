@@ -32,5 +32,24 @@ final class InstallScriptTests: XCTestCase {
         XCTAssertFalse(unit.contains("/usr/local/bin") || unit.contains("/var/spool/spoold"), "every default path was replaced")
         XCTAssertTrue(printed.contains("installed \(stage)/opt/spoold/bin/spoold"), printed)
         XCTAssertTrue(printed.contains("nothing was started"), printed)
+        XCTAssertTrue(unit.contains("\nEnvironment=AWS_SHARED_CREDENTIALS_FILE=/etc/spoold/credentials\n"),
+                      "the service reads S3 credentials from a file ProtectHome= does not hide")
+        XCTAssertTrue(unit.contains("\nProtectHome=yes\n"))
+
+        // The settings file: only root may read it (it may hold secrets), and a second install keeps it.
+        let defaults = stage + "/etc/default/spoold"
+        let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: defaults)[.posixPermissions] as? Int)
+        XCTAssertEqual(mode, 0o600, "mode \(String(mode, radix: 8))")
+        XCTAssertTrue(try String(contentsOfFile: defaults, encoding: .utf8).contains("#SPOOLD_URL="))
+        try "SPOOLD_URL=http://127.0.0.1:9/\n".write(toFile: defaults, atomically: false, encoding: .utf8)
+        let again = Process()
+        again.executableURL = process.executableURL
+        again.arguments = process.arguments
+        again.environment = process.environment
+        again.standardOutput = FileHandle.nullDevice
+        try again.run()
+        again.waitUntilExit()
+        XCTAssertEqual(again.terminationStatus, 0)
+        XCTAssertEqual(try String(contentsOfFile: defaults, encoding: .utf8), "SPOOLD_URL=http://127.0.0.1:9/\n", "kept")
     }
 }
