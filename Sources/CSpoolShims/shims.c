@@ -55,6 +55,8 @@ int spoold_tcp_bytes_received(int fd, unsigned long long *bytes) {
 
 int spoold_tcp_unsent_bytes(int fd, int *bytes) { return ioctl(fd, SIOCOUTQ, bytes); }
 
+int spoold_o_noatime(void) { return O_NOATIME; }
+
 int spoold_take_read_lease(int fd) { return fcntl(fd, F_SETLEASE, F_RDLCK); }
 
 int spoold_release_lease(int fd) { return fcntl(fd, F_SETLEASE, F_UNLCK); }

@@ -32,7 +32,8 @@ extension Spool {
     public func takeForDirectUpload(_ path: String, as id: ItemID) -> DirectTake {
         do {
             return try withIncomingFolder(of: path) { folder, leaf in
-                let fd = try fs.open(leaf, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
+                // The body: read without access times (see `OpenFlags.noAccessTime`).
+                let fd = try fs.open(leaf, relativeTo: folder, flags: [.readOnly, .nonBlocking, .noAccessTime], mode: 0)
                 var taken = false
                 defer { if !taken { fs.close(fd) } }
                 let status = try fs.status(of: fd)

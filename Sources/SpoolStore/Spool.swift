@@ -206,7 +206,7 @@ public final class Spool {
     /// opened. The caller checks the status and owns the descriptor.
     public func openBlob(_ id: ItemID, at location: ItemLocation) throws -> (FileDescriptor, FileStatus) {
         let name = ItemFileName(id: id, attempt: location.attempt, kind: .blob).description
-        let fd = try fs.open(name, relativeTo: descriptor(SpoolFolder(location.state)), flags: [.readOnly, .nonBlocking], mode: 0)
+        let fd = try fs.open(name, relativeTo: descriptor(SpoolFolder(location.state)), flags: [.readOnly, .nonBlocking, .noAccessTime], mode: 0)
         do {
             return (fd, try fs.status(of: fd))
         } catch {

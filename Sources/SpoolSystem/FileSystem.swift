@@ -105,6 +105,12 @@ public struct OpenFlags: OptionSet, Sendable {
     public static let truncate = OpenFlags(rawValue: 1 << 7)
     /// O_NONBLOCK: opening a FIFO must not hang the daemon.
     public static let nonBlocking = OpenFlags(rawValue: 1 << 8)
+    /// O_NOATIME: reads do not update the file's access time. Reading a file written a moment
+    /// ago would (relatime), and an access time is a metadata change that waits for the file
+    /// system's journal: behind another program's large fsync, for seconds, with an upload's
+    /// body read (and with libcurl every transfer on its thread) stuck behind it. Only the file's
+    /// owner (or CAP_FOWNER) may ask; `PosixFileSystem` opens without it otherwise.
+    public static let noAccessTime = OpenFlags(rawValue: 1 << 9)
 }
 
 extension FileSystem {

@@ -27,7 +27,13 @@ public struct PosixFileSystem: FileSystem {
         if flags.contains(.truncate) { raw |= O_TRUNC }
         if flags.contains(.nonBlocking) { raw |= O_NONBLOCK }
         if !flags.contains(.followSymlinks) { raw |= O_NOFOLLOW }
-        let fd = FileName.withCString(name) { name in retrying { openat(dir(directory), name, raw, mode_t(mode)) } }
+        if flags.contains(.noAccessTime) { raw |= spoold_o_noatime() }
+        var fd = FileName.withCString(name) { name in retrying { openat(dir(directory), name, raw, mode_t(mode)) } }
+        if fd < 0, errno == EPERM, flags.contains(.noAccessTime) {
+            // Another user's file, without CAP_FOWNER: read it with access times, as before.
+            let plain = raw & ~spoold_o_noatime()
+            fd = FileName.withCString(name) { name in retrying { openat(dir(directory), name, plain, mode_t(mode)) } }
+        }
         guard fd >= 0 else { throw SystemError("open", path: name, code: errno) }
         return FileDescriptor(rawValue: fd)
     }

@@ -25,6 +25,9 @@ int spoold_tcp_bytes_received(int fd, unsigned long long *bytes);
 /// sent, in `*bytes`. Returns 0, or -1 with errno. ioctl is variadic, which Swift cannot call.
 int spoold_tcp_unsent_bytes(int fd, int *bytes);
 
+/// O_NOATIME, which glibc declares only under _GNU_SOURCE (not seen by Swift's Glibc module).
+int spoold_o_noatime(void);
+
 /// prctl(PR_SET_DUMPABLE, 0): no core dump of this process, and /proc/PID/ readable by root only
 /// (no ptrace, no /proc/PID/environ or mem) for as long as it runs this image. prctl is variadic,
 /// which Swift cannot call. Returns 0, or -1 with errno.
