@@ -32,14 +32,13 @@ final class URLSessionStallTests: XCTestCase {
             })
         let ended = DispatchSemaphore(value: 0)
         let outcome = Mutex<UploadOutcome?>(nil)
-        let started = DispatchTime.now()
         transport.start(try uploadRequest(to: receiver.baseURL + "/up/stalled", size: 8 << 20)) { result in
             outcome.withLock { $0 = result }
             ended.signal()
         }
-        XCTAssertEqual(ended.wait(timeout: .now() + 15), .success, "still waiting: the idle timeout (30 s) would end it")
-        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        XCTAssertLessThan(seconds, 10)
+        // Ended well before the idle timeout (30 s), and by the stall watch (its reason says so):
+        // no tighter bound, which a loaded machine would break.
+        XCTAssertEqual(ended.wait(timeout: .now() + 25), .success, "still waiting: the idle timeout (30 s) would end it")
         let result = try XCTUnwrap(outcome.withLock { $0 })
         XCTAssertEqual(result.class, .retryable, "\(result)")
         XCTAssertTrue(result.errorText?.contains("stalled") ?? false, "\(result)")
