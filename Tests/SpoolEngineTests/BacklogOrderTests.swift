@@ -20,13 +20,21 @@ final class BacklogOrderTests: EngineTestCase {
         }
     }
 
+    /// Writes a file with plain calls (FileManager's atomic write fsyncs each one).
+    private func write(_ bytes: [UInt8], to path: String) throws {
+        let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
+        defer { close(fd) }
+        XCTAssertEqual(bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }, bytes.count)
+    }
+
     /// Writes an item's two files straight into pending/ (no sync: a test's spool).
     private func writeItem(_ metadata: ItemMetadata, attempt: Int, mtime: Timestamp? = nil) throws {
         let id = try XCTUnwrap(ItemID(metadata.id))
         let json = temp.path(.pending, ItemFileName(id: id, attempt: attempt, kind: .json).description)
         let blob = temp.path(.pending, ItemFileName(id: id, attempt: attempt, kind: .blob).description)
-        XCTAssertTrue(FileManager.default.createFile(atPath: blob, contents: Data([7])))
-        XCTAssertTrue(FileManager.default.createFile(atPath: json, contents: Data(MetadataCodec.encode(metadata))))
+        try write([7], to: blob)
+        try write(MetadataCodec.encode(metadata), to: json)
         if let mtime {
             let t = timespec(tv_sec: Int(mtime.millisecondsSinceEpoch / 1000), tv_nsec: Int(mtime.millisecondsSinceEpoch % 1000) * 1_000_000)
             var times = [t, t]
@@ -130,8 +138,7 @@ final class BacklogOrderTests: EngineTestCase {
         kept.size = 1
         try writeItem(kept, attempt: 0)
         let lone = maker.id("lone.dat")  // its json is gone; nothing in the index names it
-        XCTAssertTrue(FileManager.default.createFile(
-            atPath: temp.path(.pending, ItemFileName(id: lone, attempt: 0, kind: .blob).description), contents: Data([1, 2])))
+        try write([1, 2], to: temp.path(.pending, ItemFileName(id: lone, attempt: 0, kind: .blob).description))
 
         let embedded = try start(configuration(settle: 0, concurrency: 2, direct: false))
         XCTAssertEqual(Set(embedded.transport.started.map(\.request.id)), [ItemID(kept.id)!, lone],
