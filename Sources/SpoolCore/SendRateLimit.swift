@@ -7,8 +7,8 @@
 /// and a reader waits at most about 50 ms, so every upload keeps being read (the stall watch
 /// would take a body left unread for seconds for a lost write event).
 public struct SendRateLimit: Sendable {
-    public let bytesPerSecond: Double
-    public let burst: Double
+    public private(set) var bytesPerSecond: Double
+    public private(set) var burst: Double
     private var tokens: Double
     private var last: Double?
 
@@ -18,6 +18,22 @@ public struct SendRateLimit: Sendable {
         burst = max(1, (self.bytesPerSecond * 0.05).rounded(.down))
         tokens = burst
     }
+
+    /// Sets a new rate (a `--limit-rate` timetable changed it): the bucket keeps what it holds,
+    /// up to the new rate's 50 ms.
+    public mutating func change(bytesPerSecond: Int64) {
+        self = SendRateLimit(bytesPerSecond: bytesPerSecond, tokens: tokens, last: last)
+    }
+
+    private init(bytesPerSecond: Int64, tokens: Double, last: Double?) {
+        self.init(bytesPerSecond: bytesPerSecond)
+        self.tokens = min(burst, tokens)
+        self.last = last
+    }
+
+    /// Seconds a full bucket lasts: the longest a read waits for its bytes (50 ms, or one
+    /// byte's time at under 20 bytes a second).
+    public var turnSeconds: Double { burst / bytesPerSecond }
 
     /// Takes `wanted` bytes from the bucket (after adding what accrued since the last call), or
     /// a full bucket when `wanted` is more: how many may be sent now, 0 while fewer are due.

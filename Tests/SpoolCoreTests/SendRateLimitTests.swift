@@ -57,4 +57,19 @@ final class SendRateLimitTests: XCTestCase {
         XCTAssertEqual(limit.take(upTo: 100, now: 0.25), 1)
         XCTAssertEqual(SendRateLimit(bytesPerSecond: 0).bytesPerSecond, 1, "at least a byte a second")
     }
+
+    /// A timetable changes the rate: the bucket refills at the new rate from then on, and keeps
+    /// at most the new rate's 50 ms.
+    func testANewRate_refillsAtItFromThenOn() {
+        var limit = SendRateLimit(bytesPerSecond: 128_000)
+        XCTAssertEqual(limit.take(upTo: 6_400, now: 1), 6_400)
+        limit.change(bytesPerSecond: 1_280_000)
+        XCTAssertEqual(limit.burst, 64_000)
+        XCTAssertEqual(limit.take(upTo: 12_800, now: 1 + 1.0 / 128), 0, "10,000 bytes accrued in 1/128 s at the new rate")
+        XCTAssertEqual(limit.take(upTo: 10_000, now: 1 + 1.0 / 128), 10_000)
+        XCTAssertEqual(limit.take(upTo: 1, now: 2), 1, "a full bucket at the new rate")
+        limit.change(bytesPerSecond: 128_000)
+        XCTAssertEqual(limit.take(upTo: 65_536, now: 2), 6_400, "cut to the lower rate's 50 ms")
+        XCTAssertEqual(limit.turnSeconds, 0.05, accuracy: 1e-12)
+    }
 }
