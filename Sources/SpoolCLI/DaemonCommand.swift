@@ -265,7 +265,6 @@ struct DaemonCommand {
         verbose = arguments.flag("verbose")
         curl = try CommonOptions.curlOptions(arguments, command: command)
         limitRate = try arguments.bytes("limit-rate")
-        curl?.limitRate = limitRate
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -465,14 +464,17 @@ struct DaemonCommand {
         let http: any UploadTransport
         // Multipart S3 uploads send several parts per item at once, over the same connections.
         let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
+        // The rate in force, asked for by whichever limiter meters.
+        let rate = limitRate.map(SendRate.init(bytesPerSecond:))
         if let curl {
             http = CurlTransport(
                 deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,
-                answerLimit: configuration.outcomeRules.answerBytesNeeded, connections: connections, options: curl)
+                answerLimit: configuration.outcomeRules.answerBytesNeeded, connections: connections, options: curl,
+                limitRate: rate)
         } else {
             http = URLSessionTransport(
                 concurrency: connections, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded, limitRate: limitRate)
+                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded, limitRate: rate)
         }
         // S3 signs each attempt (each multipart step), then hands it to the HTTP transport.
         return s3.map {

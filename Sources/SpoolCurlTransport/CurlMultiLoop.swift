@@ -32,6 +32,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     let keep: Int
     let answerLimit: Int
     let options: CurlOptions
+    /// `--limit-rate`: the bytes per second in force for the whole daemon.
+    let limitRate: SendRate?
+    /// The share of it last set on each transfer on the wire (nil: no limit); the loop's thread only.
+    private var sharedRate: Int64?
     private let inbox = Mutex(Inbox())
     private let multi: UnsafeMutableRawPointer
     /// Transfers on the wire, by easy handle; the loop's thread only.
@@ -40,10 +44,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
 
     init(deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy, keep: Int, answerLimit: Int,
-         connections: Int, options: CurlOptions) {
+         connections: Int, options: CurlOptions, limitRate: SendRate? = nil) {
         _ = CurlMultiLoop.globalInit
         (self.deadlineSeconds, self.idleSeconds, self.redirects) = (deadlineSeconds, idleSeconds, redirects)
-        (self.keep, self.answerLimit, self.options) = (keep, answerLimit, options)
+        (self.keep, self.answerLimit, self.options, self.limitRate) = (keep, answerLimit, options, limitRate)
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
         // libcurl's default cache holds 4 idle connections per transfer added *at that moment*: when
@@ -134,6 +138,8 @@ final class CurlMultiLoop: @unchecked Sendable {
             curl_multi_perform(multi, &running)
             collect()
             curl_multi_poll(multi, nil, 0, 1000, nil)
+            // A --limit-rate timetable changes the rate at its times: within a second here.
+            if limitRate != nil, !active.isEmpty, shareOfRate() != sharedRate { shareRate() }
         }
         inbox.withLock { $0.finished = true }
         curl_multi_cleanup(multi)
@@ -250,13 +256,19 @@ final class CurlMultiLoop: @unchecked Sendable {
         return list
     }
 
-    /// `--limit-rate` for the whole daemon: an equal share for each transfer on the wire, set again
-    /// whenever one starts or ends (an approximation: a share a slow transfer leaves unused is not
-    /// given to the others).
+    /// `--limit-rate` for the whole daemon: an equal share of the rate in force for each transfer
+    /// on the wire, set again whenever one starts or ends and when the rate changes (an
+    /// approximation: a share a slow transfer leaves unused is not given to the others). 0 is
+    /// libcurl's "no limit".
     private func shareRate() {
-        guard let limit = options.limitRate, !active.isEmpty else { return }
-        let share = max(1, limit / Int64(active.count))
-        for easy in active.keys { spoold_curl_setopt_off_t(easy, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(share)) }
+        guard limitRate != nil, !active.isEmpty else { return }
+        sharedRate = shareOfRate()
+        for easy in active.keys { spoold_curl_setopt_off_t(easy, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(sharedRate ?? 0)) }
+    }
+
+    /// Each transfer's share of the rate in force now (nil: no limit).
+    private func shareOfRate() -> Int64? {
+        limitRate?.bytesPerSecond().map { max(1, $0 / Int64(max(1, active.count))) }
     }
 
     /// Reads libcurl's finished transfers and decides each: an answer, a redirect hop, an error.

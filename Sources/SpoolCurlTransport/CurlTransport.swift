@@ -11,7 +11,7 @@ import Synchronization
 /// overall deadline per attempt (redirect hops included), an idle timeout, redirects decided by
 /// `RedirectPolicy` (libcurl never follows one itself), `Retry-After`, a bounded answer.
 /// Different underneath: the body streams from a descriptor (multipart framing included) with no
-/// copy, libcurl's own CPU cost, and `CurlOptions` (a private CA, a shared bandwidth limit).
+/// copy, libcurl's own CPU cost, `CurlOptions` (a private CA, HTTP/2), and a shared bandwidth limit.
 public final class CurlTransport: UploadTransport {
     private let loop: CurlMultiLoop
     private let digests = DispatchQueue(label: "spoold.curl.digests")
@@ -23,14 +23,15 @@ public final class CurlTransport: UploadTransport {
     ///   - idleSeconds: longest silence (connect, or under one byte a second).
     ///   - answerLimit: bytes of each answer's body kept in the outcome (`--success-json`).
     ///   - connections: requests the engine has in flight at most: idle connections kept for reuse.
+    ///   - limitRate: `--limit-rate`, the bytes per second in force for the whole daemon.
     public init(
         deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
-        answerLimit: Int = 0, connections: Int = 4, options: CurlOptions = CurlOptions()
+        answerLimit: Int = 0, connections: Int = 4, options: CurlOptions = CurlOptions(), limitRate: SendRate? = nil
     ) {
         loop = CurlMultiLoop(
             deadlineSeconds: deadlineSeconds, idleSeconds: idleSeconds, redirects: redirects,
             keep: max(CurlMultiLoop.excerptLength, answerLimit), answerLimit: answerLimit, connections: connections,
-            options: options)
+            options: options, limitRate: limitRate)
     }
 
     deinit { loop.stop() }

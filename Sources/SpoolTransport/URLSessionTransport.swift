@@ -143,14 +143,15 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     ///   - quietLimitSeconds: the stall watch's limit (default `StalledUpload.quietLimitSeconds`).
     ///   - bodyReadHook: runs before each body read (a test holds it, as a lost write event does).
     ///   - watchWindowSeconds: the window of `UndeliveredFlood` (shorter in tests).
-    ///   - limitRate: `--limit-rate`, bytes per second for all bodies together (`BodyRateGate`).
+    ///   - limitRate: `--limit-rate`, the bytes per second in force for all bodies together
+    ///     (`BodyRateGate`).
     public init(
         concurrency: Int, deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
         answerLimit: Int = 0, cancelQueue: DispatchQueue? = nil, quietLimitSeconds: Double? = nil,
         bodyReadHook: (@Sendable () -> Void)? = nil, watchWindowSeconds: Double = UndeliveredFlood.defaultWindowSeconds,
-        limitRate: Int64? = nil
+        limitRate: SendRate? = nil
     ) {
-        rate = limitRate.map(BodyRateGate.init(bytesPerSecond:))
+        rate = limitRate.map(BodyRateGate.init(rate:))
         undeliveredWatch = Mutex(UndeliveredFlood(windowSeconds: watchWindowSeconds))
         cancels = cancelQueue ?? DispatchQueue(label: "spoold.transport.cancels")
         self.quietLimitSeconds = quietLimitSeconds ?? StalledUpload.quietLimitSeconds(idleSeconds: idleSeconds)
