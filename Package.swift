@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // The package is the architecture map:
 //   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcome classes,
-//                   index record codec, recovery planning. Imports no I/O (not even Foundation).
+//                   index record codec, recovery planning, timetables in local time (the zone's
+//                   offset injected). Imports no I/O (not even Foundation).
 //   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify, flock);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,

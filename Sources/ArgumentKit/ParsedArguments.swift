@@ -87,6 +87,14 @@ public struct ParsedArguments: Sendable {
         _ name: String, range: ClosedRange<Int64> = 1...Int64.max, limits: String? = nil
     ) throws(ArgumentError) -> Int64? {
         guard let text = value(name) else { return nil }
+        return try bytes(text, of: name, range: range, limits: limits)
+    }
+
+    /// `text`, a part of option `name`'s value (a rate in a `--limit-rate` timetable), as a number
+    /// of bytes: read and checked as `bytes(_:range:limits:)` reads a whole value.
+    public func bytes(
+        _ text: String, of name: String, range: ClosedRange<Int64> = 1...Int64.max, limits: String? = nil
+    ) throws(ArgumentError) -> Int64 {
         let bytes: Int64
         switch ByteUnits.parse(text) {
         case .success(let parsed): bytes = parsed

@@ -75,8 +75,8 @@ struct DaemonCommand {
                 OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
                            defaultDescription: "60"),
                 CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
-                OptionSpec("limit-rate", valueName: "BYTES",
-                           help: "Upload at most BYTES per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024)."),
+                OptionSpec("limit-rate", valueName: "RATE|TIMETABLE",
+                           help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See README 'A rate timetable'."),
                 CommonOptions.http11,
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win, except over a credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token)."),
@@ -168,8 +168,9 @@ struct DaemonCommand {
     var s3: S3Options?
     /// `--transport curl`: libcurl's options; nil: URLSession.
     var curl: CurlOptions?
-    /// `--limit-rate`: body bytes per second for the whole daemon, whichever the transport.
-    var limitRate: Int64?
+    /// `--limit-rate`: body bytes per second for the whole daemon, whichever the transport, one
+    /// rate or a timetable; nil: no limit.
+    var limitRate: RateTimetable?
     /// `--allow-hardlinks`: files in incoming/ with more than one link are taken (copied).
     var allowHardLinks: Bool
 
@@ -264,7 +265,8 @@ struct DaemonCommand {
         idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
         verbose = arguments.flag("verbose")
         curl = try CommonOptions.curlOptions(arguments, command: command)
-        limitRate = try arguments.bytes("limit-rate")
+        limitRate = try DaemonCommand.limitRate(arguments, command: command)
+        configuration.limitRate = limitRate
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -294,6 +296,19 @@ struct DaemonCommand {
             throw ArgumentError("--\(option) needs a shell command", command: command)
         }
         return text
+    }
+
+    /// `--limit-rate`: one rate (the project's size syntax) or a timetable of them; nil for none
+    /// (not given, or `off`).
+    static func limitRate(_ arguments: ParsedArguments, command: String) throws -> RateTimetable? {
+        guard let text = arguments.value("limit-rate") else { return nil }
+        let timetable: RateTimetable
+        do {
+            timetable = try RateTimetable.parse(text) { try arguments.bytes($0, of: "limit-rate") }
+        } catch let error as ScheduleSyntaxError {
+            throw ArgumentError("--limit-rate: \(error)", command: command)
+        }
+        return timetable.schedule.isConstant && timetable.schedule.entries[0].value == nil ? nil : timetable
     }
 
     static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
@@ -454,7 +469,7 @@ struct DaemonCommand {
             settings.append("--max-spool-size \(ByteUnits.exactText(sizeLimit.bytes))"
                 + (sizeLimit.whenFull == .block ? "" : " (\(sizeLimit.whenFull.rawValue))"))
         }
-        if let limitRate { settings.append("--limit-rate \(ByteUnits.exactText(limitRate))/s") }
+        if let limitRate { settings.append("--limit-rate \(limitRate.text { ByteUnits.exactText($0) + "/s" })") }
         return settings.map { ", " + $0 }.joined()
     }
 
@@ -464,8 +479,8 @@ struct DaemonCommand {
         let http: any UploadTransport
         // Multipart S3 uploads send several parts per item at once, over the same connections.
         let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
-        // The rate in force, asked for by whichever limiter meters.
-        let rate = limitRate.map(SendRate.init(bytesPerSecond:))
+        // The rate in force, read from the timetable in local time by whichever limiter meters.
+        let rate = limitRate.map { SendRate(timetable: $0, zone: configuration.zone) }
         if let curl {
             http = CurlTransport(
                 deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,

@@ -83,6 +83,8 @@ public final class Engine {
     /// Uploads in flight were cancelled on purpose: their cancelled outcomes
     /// (`UploadOutcome.wasCancelled`) hand the attempts back instead of counting them.
     var cancelling = false
+    /// The `--limit-rate` timetable's rate as last logged.
+    var shownRate: RateState?
     /// Requests started by this engine, for `recycleTrigger`.
     public internal(set) var requestsStarted = 0
     /// When to recycle (`configuration.recycle`, with the reference memory noted so far).
@@ -241,6 +243,8 @@ public final class Engine {
         // What recovery and the scans of a large queue allocated for a moment goes back to the
         // kernel; glibc would keep it in the heap for the life of this image.
         ProcessImage.releaseFreeMemory()
+        // Said before the first step, and in force for the observers' first look.
+        noteLimitRate(now: clock.now())
         observers.engineStarted(self, now: clock.now())
     }
 
@@ -255,6 +259,7 @@ public final class Engine {
         takeReports(arrived.reports, now: now)
         collectFinished(arrived.completions, now: now, into: &round)
         noteRequestRate(now: now)
+        noteLimitRate(now: now)
         makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
         if !stopping && round.spoolFailure == nil {
@@ -352,7 +357,8 @@ public final class Engine {
 
     /// Milliseconds until something is due: the next pending item (or, while requests are
     /// limited, the next token for it), the next probe, the next settle check, the end of a
-    /// limit that went unused, or the periodic rescan. Never busy-polls: a wake-up "now" is only
+    /// limit that went unused, the next change of the rate timetable, or the periodic rescan.
+    /// Never busy-polls: a wake-up "now" is only
     /// for work the next step can do, so a daemon that cannot make progress (the spool full, the
     /// endpoint down or throttling, every item waiting for its retry) sleeps until an event or a
     /// deadline.
@@ -379,6 +385,7 @@ public final class Engine {
         }
         if let durable = nextDirectDurable { wake = min(wake, durable) }
         if let abort = aborts.nextDue { wake = min(wake, abort) }
+        if let read = nextTimetableRead { wake = min(wake, read) }
         if let lift = pacer.liftDue { wake = min(wake, lift) }
         if let rewrite = shownLimit?.rewriteAt { wake = min(wake, rewrite) }
         // A pass that failed is tried again; one under way wakes the loop when it ends.

@@ -1,4 +1,5 @@
 import SpoolCore
+import SpoolTransport
 
 /// How the daemon uploads: everything `spoold run` and `drain` take from the command line.
 public struct EngineConfiguration: Sendable {
@@ -71,6 +72,11 @@ public struct EngineConfiguration: Sendable {
     /// waits in pending/ and is read in line order when its turn comes (`Backlog`).
     public var queueMemory = EngineConfiguration.defaultQueueMemory
     public static let defaultQueueMemory = 10_000
+    /// `--limit-rate` as given: the transport enforces it (`SendRate`); the engine says when the
+    /// rate changes and what it is (log, metrics). Nil: no limit.
+    public var limitRate: RateTimetable?
+    /// The zone the timetables are read in: the machine's, or a test's rule.
+    public var zone = LocalZone.system
 
     /// How long uploads in flight may go on once `maximumRunSeconds` is reached before they are
     /// cancelled and their attempts handed back: 10 s, or `maximumRunSeconds` if that is shorter,

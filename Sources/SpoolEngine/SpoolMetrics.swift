@@ -137,6 +137,9 @@ public final class SpoolMetrics: EngineObserver {
         text.counter(
             "spoold_throttled_answers_total", "Answers that asked for fewer requests since start (multipart steps included).",
             Double(rate.throttledAnswers))
+        text.gauge(
+            "spoold_limit_rate_bytes_per_second", "The --limit-rate in force (its timetable's rate now), 0: no limit.",
+            Double(engine.limitRateInForce(now: now) ?? 0))
         return text.text
     }
 

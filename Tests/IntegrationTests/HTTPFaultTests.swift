@@ -159,6 +159,38 @@ class HTTPFaultTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.3, "the rate is shared, not per transfer")
     }
 
+    /// A `--limit-rate` timetable changes the rate of an upload under way, with either
+    /// transport: 64 KiB at 4 KiB/s would take 16 s; the rate is lifted two seconds in, and the
+    /// upload ends soon after, not before.
+    func testLimitRateTimetable_changesTheRateOfAnUploadUnderWay() throws {
+        let receiver = UploadReceiver(script: .always(201))
+        _ = try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let spool = try TestSpool(self)
+        let body = payload(64 << 10, seed: 44)
+        try spool.drop("timetable.bin", body)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        func clock(_ date: Date) -> String {
+            let parts = calendar.dateComponents([.hour, .minute, .second], from: date)
+            return String(format: "%02d:%02d:%02d", parts.hour!, parts.minute!, parts.second!)
+        }
+        let lifted = Date().addingTimeInterval(2).timeIntervalSince1970.rounded(.up)
+        let timetable = "\(clock(Date().addingTimeInterval(-3600))),4K \(clock(Date(timeIntervalSince1970: lifted))),off"
+
+        let result = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--limit-rate", timetable]
+                + Self.transportArguments, environment: ["TZ": "UTC"], timeout: 30)
+
+        XCTAssertEqual(result.exitCode, 0, result.stderr)
+        XCTAssertEqual(receiver.requests.map(\.body), [body])
+        let ended = Date().timeIntervalSince1970
+        XCTAssertGreaterThanOrEqual(ended, lifted, "4 KiB/s until the change")
+        XCTAssertLessThan(ended - lifted, 8, "no limit after it: \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("--limit-rate now 4.0 KiB/s until"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("--limit-rate now off (no limit)"), result.stderr)
+    }
+
     func testRefusedPortLongerThanTheRetryBudget_thenUp_nothingFails_statusShowsThePause() throws {
         let port = try freeLoopbackPort()
         let spool = try TestSpool(self)
