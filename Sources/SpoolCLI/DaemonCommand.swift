@@ -76,7 +76,10 @@ struct DaemonCommand {
                            defaultDescription: "60"),
                 CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
                 OptionSpec("limit-rate", valueName: "RATE|TIMETABLE",
-                           help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See README 'A rate timetable'."),
+                           help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See README 'Upload windows and a rate timetable'."),
+                OptionSpec("upload-window", kind: .repeatedValue, valueName: "START-END",
+                           help: "Send uploads only inside this window of local time, e.g. 22:00-06:00 (every night), Sat-08:00-18:00 or Fri-18:00-Mon-06:00; repeat for several. Outside them uploads are held while files are still taken in ('spoold status': paused until HH:MM); a window that closes lets uploads in flight finish."),
+                .flag("window-cuts", help: "When an upload window closes, cancel the uploads in flight and hand their attempts back uncounted, instead of letting them finish."),
                 CommonOptions.http11,
                 OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
                            help: "A header sent with every request; an item's own headers win, except over a credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token)."),
@@ -267,6 +270,11 @@ struct DaemonCommand {
         curl = try CommonOptions.curlOptions(arguments, command: command)
         limitRate = try DaemonCommand.limitRate(arguments, command: command)
         configuration.limitRate = limitRate
+        configuration.uploadWindows = try DaemonCommand.uploadWindows(arguments, command: command)
+        configuration.windowCuts = arguments.flag("window-cuts")
+        if configuration.windowCuts && configuration.uploadWindows == nil {
+            throw ArgumentError("--window-cuts needs --upload-window", command: command)
+        }
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
@@ -309,6 +317,17 @@ struct DaemonCommand {
             throw ArgumentError("--limit-rate: \(error)", command: command)
         }
         return timetable.schedule.isConstant && timetable.schedule.entries[0].value == nil ? nil : timetable
+    }
+
+    /// `--upload-window`, every window of every value; nil when not given.
+    static func uploadWindows(_ arguments: ParsedArguments, command: String) throws -> UploadWindows? {
+        let texts = arguments.values("upload-window")
+        guard !texts.isEmpty else { return nil }
+        do {
+            return try UploadWindows.parse(texts)
+        } catch let error as ScheduleSyntaxError {
+            throw ArgumentError("--upload-window: \(error)", command: command)
+        }
     }
 
     static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
@@ -396,11 +415,13 @@ struct DaemonCommand {
         IntakeMarker.remove(in: spool)
         SpoolFullMarker.remove(in: spool)
         ThrottleMarker.remove(in: spool)
+        WindowMarker.remove(in: spool)
         defer {
             OutageMarker.remove(in: spool)
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
             ThrottleMarker.remove(in: spool)
+            WindowMarker.remove(in: spool)
         }
         if let s3, handoff == nil { log.info(s3.description) }
         if handoff == nil {
@@ -461,8 +482,9 @@ struct DaemonCommand {
         }
     }
 
-    /// The size options as they were read (`, --max-spool-size 500 MiB, --limit-rate 2 MiB/s`), for
-    /// the start-up line: each size is said back exactly, so a unit read otherwise than meant shows.
+    /// The size options as they were read (`, --max-spool-size 500 MiB, --limit-rate 2 MiB/s`), and
+    /// the upload windows, for the start-up line: each size is said back exactly, so a unit read
+    /// otherwise than meant shows.
     var sizeSettings: String {
         var settings: [String] = []
         if let sizeLimit {
@@ -470,6 +492,9 @@ struct DaemonCommand {
                 + (sizeLimit.whenFull == .block ? "" : " (\(sizeLimit.whenFull.rawValue))"))
         }
         if let limitRate { settings.append("--limit-rate \(limitRate.text { ByteUnits.exactText($0) + "/s" })") }
+        if let windows = configuration.uploadWindows {
+            settings.append("--upload-window \(windows.text)" + (configuration.windowCuts ? " (--window-cuts)" : ""))
+        }
         return settings.map { ", " + $0 }.joined()
     }
 

@@ -19,6 +19,8 @@ struct StatusCommand: SpooldCommand {
         (SPOOL/parts/aborts.log), with the oldest; a daemon sends them, again and again while
         the store does not confirm, and again at each start.
         "requests" whether the endpoint throttles the daemon, and the request rate it allows.
+        "window" whether the daemon holds its uploads outside its --upload-window windows, and
+        until when: "paused until 22:00" on the daemon's local clock.
         """,
         options: [CommonOptions.existingSpool, CommonOptions.json],
         positionals: [])
@@ -50,6 +52,7 @@ struct StatusCommand: SpooldCommand {
         let full = daemon == nil ? nil : SpoolFullMarker.read(in: spool)
         let owedAborts = spool.partLogs.aborts.owed
         let throttled = daemon == nil ? nil : ThrottleMarker.read(in: spool)
+        let held = daemon == nil ? nil : WindowMarker.read(in: spool)
 
         if json {
             var object: [String: Any] = [
@@ -100,6 +103,14 @@ struct StatusCommand: SpooldCommand {
             } else {
                 object["uploads"] = ["paused": false]
             }
+            if let held {
+                object["window"] = [
+                    "held": true, "since": held.since.iso8601, "until": held.until.iso8601, "untilLocal": held.untilLocal,
+                    "windows": held.windows,
+                ] as [String: Any]
+            } else {
+                object["window"] = ["held": false]
+            }
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
             context.print(String(decoding: data, as: UTF8.self))
             return .success
@@ -107,6 +118,11 @@ struct StatusCommand: SpooldCommand {
 
         context.print("spool    \(spool.path)")
         context.print("daemon   " + (daemon.map { "running (pid \($0))" } ?? "not running"))
+        if let held {
+            context.print(
+                "uploads  paused until \(held.untilLocal) (\(held.until.iso8601), in \(Output.age(now.seconds(until: held.until)))): "
+                    + "outside --upload-window \(held.windows); files are still taken in")
+        }
         if let outage {
             context.print("uploads  paused since \(outage.since.iso8601) (\(Output.age(outage.since.seconds(until: now))) ago): \(outage.reason); probing")
         }

@@ -103,6 +103,7 @@ public struct SpoolClient: Sendable {
                 incomingFiles: summary.incomingFiles, incomingBytes: summary.incomingBytes,
                 nextDue: summary.nextDue.map(SpoolClient.date), daemonPID: daemon,
                 uploadsPaused: daemon == nil ? nil : OutageMarker.read(in: spool)?.reason,
+                uploadsHeldUntil: daemon == nil ? nil : WindowMarker.read(in: spool).map { SpoolClient.date($0.until) },
                 intakePausedSince: daemon == nil ? nil : IntakeMarker.read(in: spool).map(SpoolClient.date),
                 fullSince: daemon == nil ? nil : SpoolFullMarker.read(in: spool).map { SpoolClient.date($0.since) })
         }

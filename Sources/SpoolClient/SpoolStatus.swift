@@ -24,6 +24,8 @@ public struct SpoolStatus: Sendable, Equatable {
     public var daemonPID: Int32?
     /// Why the daemon paused uploads (the endpoint is unreachable), while it does.
     public var uploadsPaused: String?
+    /// Until when the daemon holds its uploads outside its `--upload-window` windows, while it does.
+    public var uploadsHeldUntil: Date?
     /// Since when the daemon takes no new files in (the spool's file system is full).
     public var intakePausedSince: Date?
     /// Since when the daemon's `--max-spool-size` is reached.

@@ -15,6 +15,8 @@ public struct DrainProgress: Equatable, Sendable {
     public var paused = false
     /// Requests a second allowed while the endpoint throttles; nil when not limited.
     public var throttledRate: Double?
+    /// Outside the upload windows: when the next opens, on the local clock (`22:00`).
+    public var heldUntil: String?
 
     public init() {}
 
@@ -35,12 +37,14 @@ public struct DrainProgress: Equatable, Sendable {
     public var text: String {
         var parts = ["\(itemsDone)/\(itemsTotal) items", "\(ByteText.format(bytesDone))/\(ByteText.format(bytesTotal))"]
         parts.append(bytesPerSecond.map { "\(ByteText.format(Int64($0)))/s" } ?? "-/s")
-        if paused {
+        if let heldUntil {
+            parts.append("paused until \(heldUntil) (upload window)")
+        } else if paused {
             parts.append("endpoint unreachable, paused")
         } else {
             parts.append("ETA " + (etaSeconds.map(DrainProgress.duration) ?? "-"))
         }
-        if let rate = throttledRate, !paused {
+        if let rate = throttledRate, !paused, heldUntil == nil {
             parts.append("throttled to \(rate >= 100 ? "\(Int(rate.rounded()))" : "\((rate * 10).rounded() / 10)") requests/s")
         }
         if retriesWaiting > 0 { parts.append(retriesWaiting == 1 ? "1 retry waiting" : "\(retriesWaiting) retries waiting") }

@@ -12,10 +12,10 @@ import SpoolTransport
 /// milliseconds later.
 extension Engine {
     /// Whether announced files go straight to the endpoint now: it answers (no outage, no
-    /// probe) and does not throttle, intake is not paused, and no queued item is due (those go
-    /// first, in order).
+    /// probe) and does not throttle, uploads are not held outside the upload windows, intake is
+    /// not paused, and no queued item is due (those go first, in order).
     func directUploadsMayRun(now: Timestamp) -> Bool {
-        configuration.directUploads && !configuration.keepDone && !directUnsupported && endpoint.outage == nil
+        configuration.directUploads && !configuration.keepDone && !directUnsupported && endpoint.outage == nil && !uploadsHeld
             && !pacer.isLimited && intake.pausedSince == nil && due.countDue(at: now, upTo: 1) == 0 && backlog.isEmpty
     }
 

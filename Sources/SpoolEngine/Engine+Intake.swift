@@ -25,11 +25,11 @@ extension Engine {
     /// more (or as many as there are spare jsons to write, `Spool.spareJSONCount`); the rest
     /// wait in incoming/ for the next round. So a big drop starts uploading at once instead of
     /// after its whole ingest, each batch's two syncs serve dozens of files, and a steady flow
-    /// writes the jsons of uploaded items again instead of creating files. During an outage,
-    /// everything is taken, up to `ingestBatchLimit`.
+    /// writes the jsons of uploaded items again instead of creating files. During an outage, and
+    /// outside the upload windows, everything is taken, up to `ingestBatchLimit`.
     func intakeBatchLimit(now: Timestamp) -> Int {
         guard intake.pausedSince == nil else { return 1 }
-        guard endpoint.outage == nil else { return Engine.ingestBatchLimit }
+        guard endpoint.outage == nil && !uploadsHeld else { return Engine.ingestBatchLimit }
         let low = 2 * configuration.concurrency
         let ready = due.countDue(at: now, upTo: low)
         guard ready < low else { return 0 }
@@ -39,7 +39,7 @@ extension Engine {
     /// Files left announced by `intakeBatchLimit` are taken when an upload ends (its completion
     /// wakes the engine) or, while requests are limited, when the next may start, not at once.
     var intakeFollowsUploads: Bool {
-        intake.pausedSince == nil && endpoint.outage == nil && (!uploads.isEmpty || pacer.isLimited)
+        intake.pausedSince == nil && endpoint.outage == nil && !uploadsHeld && (!uploads.isEmpty || pacer.isLimited)
     }
 
     /// An add found the disk full (nothing of it was kept): pause, say so once, keep uploading.

@@ -11,6 +11,8 @@ extension Engine {
     func collectClaims(now: Timestamp, into round: inout Round) throws {
         // Memory first holds what comes first in line, whatever waits beyond it.
         try feedMemory(now: now, keep: round.finishedIDs)
+        // Outside the upload windows nothing is claimed, not even a probe (`Engine+Timetables`).
+        guard !uploadsHeld else { return }
         var slots = configuration.concurrency - uploads.count
         guard slots > 0 else { return }
         var probe = false
@@ -205,7 +207,9 @@ extension Engine {
                 if case .cut(let rate) = change { log.debug("throttled again: requests limited to \(Engine.perSecond(rate)) a second") }
             }
             let action: ItemLifecycle.Action
-            if cancelling && outcome.wasCancelled {
+            let cutByWindow = windowCut.remove(completion.id) != nil
+            if (cancelling || cutByWindow) && outcome.wasCancelled {
+                if cutByWindow { log.debug("attempt \(attempt) of \(completion.id) cut as the upload window closed; handed back uncounted") }
                 action = lifecycle.handBack(now: now)
             } else {
                 // The json read at the claim holds the history of the attempts before this one.

@@ -83,6 +83,11 @@ public final class Engine {
     /// Uploads in flight were cancelled on purpose: their cancelled outcomes
     /// (`UploadOutcome.wasCancelled`) hand the attempts back instead of counting them.
     var cancelling = false
+    /// `--upload-window`: where the windows stand, as last read (`Engine+Timetables`); nil without.
+    var window: WindowState?
+    /// Uploads a closing window cancelled (`--window-cuts`): their cancelled outcomes hand the
+    /// attempts back instead of counting them.
+    var windowCut = Set<ItemID>()
     /// The `--limit-rate` timetable's rate as last logged.
     var shownRate: RateState?
     /// Requests started by this engine, for `recycleTrigger`.
@@ -244,6 +249,7 @@ public final class Engine {
         // kernel; glibc would keep it in the heap for the life of this image.
         ProcessImage.releaseFreeMemory()
         // Said before the first step, and in force for the observers' first look.
+        noteUploadWindow(now: clock.now())
         noteLimitRate(now: clock.now())
         observers.engineStarted(self, now: clock.now())
     }
@@ -259,6 +265,7 @@ public final class Engine {
         takeReports(arrived.reports, now: now)
         collectFinished(arrived.completions, now: now, into: &round)
         noteRequestRate(now: now)
+        noteUploadWindow(now: now)
         noteLimitRate(now: now)
         makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
@@ -268,7 +275,7 @@ public final class Engine {
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
-        if !stopping { sendDueAborts(now: now) }
+        if !stopping && !uploadsHeld { sendDueAborts(now: now) }
         if let failure = round.spoolFailure {
             // As for a failed index fsync: no new work, no retry that trusts a second fsync.
             transport.cancelAll()
@@ -357,8 +364,8 @@ public final class Engine {
 
     /// Milliseconds until something is due: the next pending item (or, while requests are
     /// limited, the next token for it), the next probe, the next settle check, the end of a
-    /// limit that went unused, the next change of the rate timetable, or the periodic rescan.
-    /// Never busy-polls: a wake-up "now" is only
+    /// limit that went unused, the next change of an upload window or the rate timetable, or
+    /// the periodic rescan; outside the upload windows, nothing that sends. Never busy-polls: a wake-up "now" is only
     /// for work the next step can do, so a daemon that cannot make progress (the spool full, the
     /// endpoint down or throttling, every item waiting for its retry) sleeps until an event or a
     /// deadline.
@@ -376,7 +383,9 @@ public final class Engine {
         } else if !incomingAnnounced.isEmpty && !intakeFollowsUploads && !(sizeGate?.holdsIntake(self) ?? false) {
             wake = now
         }
-        if endpoint.outage != nil {
+        if uploadsHeld {
+            // Nothing is sent before the next window opens (`nextTimetableRead`).
+        } else if endpoint.outage != nil {
             // While a probe is out, its completion wakes us. A probe is an upload of a due item:
             // it waits for the probe time and for the first item's retry time, whichever is later.
             if let probe = endpoint.nextProbe, let next = due.first { wake = min(wake, max(probe, next.notBefore)) }
@@ -384,7 +393,7 @@ public final class Engine {
             wake = min(wake, max(next.notBefore, pacer.nextStart(now: now)))
         }
         if let durable = nextDirectDurable { wake = min(wake, durable) }
-        if let abort = aborts.nextDue { wake = min(wake, abort) }
+        if let abort = aborts.nextDue, !uploadsHeld { wake = min(wake, abort) }
         if let read = nextTimetableRead { wake = min(wake, read) }
         if let lift = pacer.liftDue { wake = min(wake, lift) }
         if let rewrite = shownLimit?.rewriteAt { wake = min(wake, rewrite) }

@@ -72,6 +72,12 @@ public struct EngineConfiguration: Sendable {
     /// waits in pending/ and is read in line order when its turn comes (`Backlog`).
     public var queueMemory = EngineConfiguration.defaultQueueMemory
     public static let defaultQueueMemory = 10_000
+    /// `--upload-window`: uploads are sent only inside these windows; outside them they are held
+    /// (files are still taken in). Nil: always.
+    public var uploadWindows: UploadWindows?
+    /// `--window-cuts`: a window that closes cancels the uploads in flight and hands their
+    /// attempts back; without it they finish.
+    public var windowCuts = false
     /// `--limit-rate` as given: the transport enforces it (`SendRate`); the engine says when the
     /// rate changes and what it is (log, metrics). Nil: no limit.
     public var limitRate: RateTimetable?

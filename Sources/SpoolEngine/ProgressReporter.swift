@@ -58,6 +58,7 @@ public final class ProgressReporter: EngineObserver {
         progress.retriesWaiting = engine.items.values.reduce(0) { $0 + ($1.state == .pending && $1.attemptsMade > 0 ? 1 : 0) }
         progress.paused = engine.outage != nil
         progress.throttledRate = engine.pacer.current(now: now).limit?.rate
+        progress.heldUntil = engine.uploadsHeldUntil.map { engine.localClockText($0, now: now) }
         let text = progress.text
         guard text != drawn else { return }
         drawn = text

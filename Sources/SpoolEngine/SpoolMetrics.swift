@@ -138,6 +138,12 @@ public final class SpoolMetrics: EngineObserver {
             "spoold_throttled_answers_total", "Answers that asked for fewer requests since start (multipart steps included).",
             Double(rate.throttledAnswers))
         text.gauge(
+            "spoold_upload_window_open", "1 while uploads may be sent (inside an --upload-window window, or none given), 0 while held outside.",
+            engine.uploadsHeld ? 0 : 1)
+        text.gauge(
+            "spoold_uploads_paused_until_timestamp_seconds", "While uploads are held outside the upload windows: when the next opens (Unix time), else 0.",
+            engine.uploadsHeldUntil?.secondsSinceEpoch ?? 0)
+        text.gauge(
             "spoold_limit_rate_bytes_per_second", "The --limit-rate in force (its timetable's rate now), 0: no limit.",
             Double(engine.limitRateInForce(now: now) ?? 0))
         return text.text

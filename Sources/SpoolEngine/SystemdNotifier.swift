@@ -76,11 +76,15 @@ public final class SystemdNotifier: EngineObserver {
         socket.send("STOPPING=1")
     }
 
-    /// `3 pending, 1 uploading; 12 uploaded, 0 failed since start` and the outage if any.
+    /// `3 pending, 1 uploading; 12 uploaded, 0 failed since start`, a pause outside the upload
+    /// windows and the outage if any.
     static func status(of engine: Engine) -> String {
         let uploading = engine.uploads.count
         var text = "\(engine.pendingCount) pending, \(uploading) uploading; "
             + "\(engine.summary.uploaded) uploaded, \(engine.summary.failed) failed since start"
+        if let until = engine.uploadsHeldUntil {
+            text += "; uploads paused until \(engine.localClockText(until, now: engine.clock.now())) (outside --upload-window)"
+        }
         if let outage = engine.outage {
             text += "; endpoint unreachable since \(outage.since.iso8601) (\(outage.reason)), uploads paused"
         }

@@ -2,8 +2,9 @@ import Foundation
 import SpoolSystem
 
 /// The advisory files at the spool's root that say what a daemon is doing (`outage`,
-/// `size-limit`): one line of JSON, replaced atomically (written as a dot-name in `tmp/`, renamed
-/// into place), not fsynced; a daemon removes leftovers when it starts and when it stops.
+/// `size-limit`, `throttled`, `window-closed`): one line of JSON, replaced atomically (written as
+/// a dot-name in `tmp/`, renamed into place), not fsynced; a daemon removes leftovers when it
+/// starts and when it stops.
 enum AdvisoryFile {
     /// Larger files are not read (a hand-made one cannot make `status` read without bound).
     static let maximumSize = 4096

@@ -5,6 +5,8 @@ import XCTest
 /// engine's next wake-up was "now" for as long as the spool stayed full.
 final class BlockedIsIdleTests: XCTestCase {
     func testEveryBlockedState_usesNoCPU() throws {
-        try assertIdle(in: [.spoolFull, .spoolFullDuringOutage, .outage, .waitingForRetry, .throttledPaused, .throttledLow])
+        try assertIdle(in: [
+            .spoolFull, .spoolFullDuringOutage, .outage, .waitingForRetry, .throttledPaused, .throttledLow, .outsideUploadWindow,
+        ])
     }
 }

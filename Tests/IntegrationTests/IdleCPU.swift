@@ -21,8 +21,8 @@ enum ProcessCPU {
 
 /// A state in which spoold can make no progress, and how to bring a daemon into it. "Blocked is
 /// idle": a daemon in any of them must sleep until an event or a deadline (README "Security
-/// model": no producer can make it spin). Add a case here for each new way of being blocked
-/// (outside an upload window...); `BlockedIsIdleTests` measures every one.
+/// model": no producer can make it spin). Add a case here for each new way of being blocked;
+/// `BlockedIsIdleTests` measures every one.
 struct BlockedState: Sendable {
     var name: String
     /// Answers every upload, or nil: nothing listens on the port (connection refused).
@@ -31,6 +31,8 @@ struct BlockedState: Sendable {
     var files = 5
     /// Options for `spoold run` besides the spool and the URL.
     var arguments: [String] = []
+    /// Environment variables for the daemon besides the test's own.
+    var environment: [String: String] = [:]
     /// Whether the daemon is in the state: the spool and what it logged so far.
     var reached: @Sendable (TestSpool, String) -> Bool
 
@@ -78,6 +80,24 @@ struct BlockedState: Sendable {
             spool.files(in: "incoming").isEmpty && ((throttleMarker(spool)?["ratePerSecond"] as? Double) ?? 100) <= 3
         })
 
+    /// Outside its `--upload-window` (one that opens six hours from now, UTC): every file taken
+    /// in, nothing sent, the daemon asleep until the window opens.
+    static let outsideUploadWindow = BlockedState(
+        name: "outside the upload window", answer: .always(201),
+        arguments: ["--upload-window", "\(utcClock(in: 6 * 3600))-\(utcClock(in: 7 * 3600))"], environment: ["TZ": "UTC"],
+        reached: { spool, _ in
+            spool.files(in: "incoming").isEmpty && spool.files(in: "pending").count == 10
+                && FileManager.default.fileExists(atPath: spool.path + "/window-closed")
+        })
+
+    /// `HH:MM:SS` in UTC, `seconds` from now.
+    static func utcClock(in seconds: Double) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        let parts = calendar.dateComponents([.hour, .minute, .second], from: Date().addingTimeInterval(seconds))
+        return String(format: "%02d:%02d:%02d", parts.hour!, parts.minute!, parts.second!)
+    }
+
     /// `SPOOL/throttled`, while there is one.
     private static func throttleMarker(_ spool: TestSpool) -> [String: Any]? {
         guard let data = FileManager.default.contents(atPath: spool.path + "/throttled") else { return nil }
@@ -104,7 +124,8 @@ struct BlockedDaemon {
             port = try freeLoopbackPort()
         }
         let process = try SpooldProcess(
-            ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0"] + state.arguments)
+            ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0"] + state.arguments,
+            environment: state.environment)
         test.addTeardownBlock { process.signal(SIGKILL) }
         return BlockedDaemon(state: state, spool: spool, process: process)
     }

@@ -20,6 +20,9 @@ final class DrainProgressTests: XCTestCase {
         XCTAssertEqual(p.text, "12/40 items, 3.0 MiB/10.0 MiB, 1.0 MiB/s, ETA 7s, throttled to 33.6 requests/s, 1 retry waiting")
         p.throttledRate = 250.4
         XCTAssertTrue(p.text.contains("throttled to 250 requests/s"), p.text)
+        p.heldUntil = "22:00"
+        p.paused = true
+        XCTAssertEqual(p.text, "12/40 items, 3.0 MiB/10.0 MiB, 1.0 MiB/s, paused until 22:00 (upload window), 1 retry waiting")
     }
 
     func testETA_byItemsWhenThePayloadsAreEmpty_andLongDurations() {
