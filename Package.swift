@@ -69,7 +69,8 @@ let package = Package(
         .target(name: "UploadReceiver", swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         // The benchmark's baseline: a bare URLSession upload loop with no durability (scripts/bench).
-        .executableTarget(name: "spoold-bench", dependencies: ["SpoolTransport", "SpoolCore", "SpoolStore"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "spoold-bench", dependencies: ["SpoolTransport", "SpoolCore", "SpoolStore", "SpoolSystem"], swiftSettings: swiftSettings),
 
         .target(
             name: "SpoolTestSupport",
@@ -78,7 +79,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(name: "SpoolCoreTests", dependencies: ["SpoolCore"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "SpoolTransportTests", dependencies: ["SpoolCore", "SpoolTransport", "SpoolCurlTransport", "UploadReceiver"],
+            name: "SpoolTransportTests",
+            dependencies: ["SpoolCore", "SpoolSystem", "SpoolTransport", "SpoolCurlTransport", "UploadReceiver"],
             swiftSettings: swiftSettings),
         .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
         // Uses the library as a client would: through the SpoolClient product's module alone.

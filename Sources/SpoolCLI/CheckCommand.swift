@@ -112,7 +112,7 @@ struct CheckCommand: SpooldCommand {
             do {
                 let aside = try spool.setAside(name, in: folder, now: now)
                 notes.append("\(stray) is not an item file: set it aside as \(aside)")
-            } catch let error as SystemError where error.code == ENOENT {
+            } catch let error as SystemError where error.errno == .noSuchFileOrDirectory {
                 continue
             }
         }

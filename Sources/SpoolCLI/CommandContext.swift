@@ -1,4 +1,4 @@
-import Glibc
+import SpoolSystem
 import SpoolCore
 import SpoolEngine
 import SpoolTransport
@@ -23,30 +23,18 @@ public struct CommandContext: Sendable {
 
     /// Writes to standard output (results: ids, tables, json).
     public func print(_ text: String) {
-        Output.write(text + "\n", to: 1)
+        FileDescriptor.standardOutput.write(text + "\n")
     }
 
     /// Writes to standard error (problems, with the program name), one line whatever the text
     /// holds (a file name given to `enqueue` may contain a newline), URLs redacted (an argument
     /// error may quote `--url`).
     public func complain(_ text: String) {
-        Output.write("spoold: \(LogEscaping.line(LogRedaction.urls(in: text)))\n", to: 2)
+        FileDescriptor.standardError.write("spoold: \(LogEscaping.line(LogRedaction.urls(in: text)))\n")
     }
 }
 
 enum Output {
-    static func write(_ text: String, to fd: Int32) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { return }
-                offset += n
-            }
-        }
-    }
-
     /// `1.5 KiB`, `3.2 MiB`.
     static func bytes(_ count: Int64) -> String { ByteText.format(count) }
 

@@ -60,7 +60,7 @@ extension Engine {
                 uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: false, isDirect: true)
                 summary.ingested += 1
                 log.debug("sending incoming/\(name) directly as \(id)")
-                send(id, attempt: 1, metadata: metadata, body: BlobBody(descriptor: fd.rawValue, size: size))
+                send(id, attempt: 1, metadata: metadata, body: BlobBody(descriptor: fd, size: size))
             case .declined(let why):
                 pacer.giveBack(now: now)
                 log.debug("incoming/\(name) is taken in as an item, not sent directly: \(why)")

@@ -311,7 +311,7 @@ extension Engine {
             reportedLeaseFallback = true
             log.warning("""
                 cannot ask whether files in incoming/ are still open for writing (read lease refused: \
-                \(SystemError.message(for: code)); spoold needs to own them or hold CAP_LEASE): a file found \
+                \(code); spoold needs to own them or hold CAP_LEASE): a file found \
                 by a scan is taken once its size and mtime stay unchanged for --settle seconds
                 """)
         }

@@ -329,7 +329,7 @@ extension Engine {
         let status: FileStatus
         do {
             (fd, status) = try spool.openBlob(id, at: location)
-        } catch let error as SystemError where error.code == ELOOP {
+        } catch let error as SystemError where error.errno == .tooManySymbolicLinkLevels {
             throw EngineItemError("its payload \(name) is a symbolic link; nothing was sent")
         } catch let error as SystemError where error.isNotFound {
             throw EngineItemError("its payload \(name) is missing")
@@ -339,7 +339,7 @@ extension Engine {
             if status.type != .regular { throw EngineItemError("its payload \(name) is not a regular file; nothing was sent") }
             throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B); nothing was sent")
         }
-        return BlobBody(descriptor: fd.rawValue, size: expectedSize)
+        return BlobBody(descriptor: fd, size: expectedSize)
     }
 
     /// Parks an item that cannot be uploaded (unreadable metadata, missing or changed blob) in

@@ -1,4 +1,4 @@
-import Glibc
+import SpoolSystem
 import SpoolCore
 
 /// One line per event on stderr: `2026-11-21T14:10:03.123Z spoold info: uploaded ...`.
@@ -35,15 +35,7 @@ public struct EventLog: Sendable {
     public func log(_ level: Level, _ message: @autoclosure () -> String) {
         guard level >= minimumLevel else { return }
         let line = "\(linePrefix)\(clock().iso8601) spoold \(level.label): \(LogEscaping.line(LogRedaction.urls(in: message())))\n"
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(2, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
-                offset += n
-            }
-        }
+        FileDescriptor.standardError.write(line)
     }
 
     public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }

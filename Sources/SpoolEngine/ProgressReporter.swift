@@ -1,4 +1,4 @@
-import Glibc
+import SpoolSystem
 import SpoolCore
 
 /// `spoold drain`'s progress line on a terminal: items and bytes done of total, rate, ETA and
@@ -65,15 +65,5 @@ public final class ProgressReporter: EngineObserver {
         write(DrainProgress.redrawPrefix + text)
     }
 
-    public static func writeToStandardError(_ text: String) {
-        var bytes = Array(text.utf8)
-        bytes.withUnsafeMutableBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(2, raw.baseAddress! + offset, raw.count - offset)
-                if n <= 0 { break }
-                offset += n
-            }
-        }
-    }
+    public static func writeToStandardError(_ text: String) { FileDescriptor.standardError.write(text) }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SpoolSystem
 import Synchronization
 
 /// Named places between two steps of a transition where a test can make spoold die.
@@ -90,7 +91,6 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     }
 
     private static func warn(_ text: String) {
-        let bytes = Array("spoold: \(text)\n".utf8)
-        _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        FileDescriptor.standardError.write("spoold: \(text)\n")
     }
 }

@@ -47,7 +47,7 @@ public final class IndexFile {
         var notAFile: String?
         do {
             file = try reopen()
-        } catch let error as SystemError where IndexFile.meansNotAFile(error.code) {
+        } catch let error as SystemError where IndexFile.meansNotAFile(error.errno) {
             // Bad state is set aside, never a reason to refuse to start: keep it, begin afresh.
             let name = IndexFile.asideName(now: now)
             try fs.rename(SpoolFolder.indexFileName, in: root, to: name, in: root)
@@ -89,7 +89,7 @@ public final class IndexFile {
             file = try fs.open(SpoolFolder.indexFileName, relativeTo: root, flags: [.readOnly, .nonBlocking], mode: 0)
         } catch let error as SystemError where error.isNotFound {
             return ([:], .none, true)
-        } catch let error as SystemError where IndexFile.meansNotAFile(error.code) {
+        } catch let error as SystemError where IndexFile.meansNotAFile(error.errno) {
             return ([:], .none, false)
         }
         return try fs.closing(file) { file in
@@ -219,7 +219,7 @@ public final class IndexFile {
         let status = try fs.status(of: file)
         guard status.type == .regular else {
             fs.close(file)
-            throw SystemError("open", path: SpoolFolder.indexFileName, code: EISDIR)  // not a regular file
+            throw SystemError(.open, path: SpoolFolder.indexFileName, errno: .isDirectory)  // not a regular file
         }
         fd = file
         identity = (status.device, status.inode)
@@ -236,7 +236,9 @@ public final class IndexFile {
     /// What opening `index.wal` read-write answers when it is not a regular file: a folder
     /// (EISDIR), a symlink (ELOOP, we never follow one), a socket (ENXIO); `reopen` reports a FIFO
     /// or a device as EISDIR too.
-    public static func meansNotAFile(_ code: Int32) -> Bool { code == EISDIR || code == ELOOP || code == ENXIO }
+    public static func meansNotAFile(_ errno: Errno) -> Bool {
+        errno == .isDirectory || errno == .tooManySymbolicLinkLevels || errno == .noSuchAddressOrDevice
+    }
 
     private func isStale(_ file: FileDescriptor) throws -> Bool {
         guard let onDisk = try? fs.status(of: SpoolFolder.indexFileName, in: root) else { return true }

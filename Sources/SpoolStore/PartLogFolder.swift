@@ -88,7 +88,7 @@ public final class PartLogFolder: @unchecked Sendable {
         try opened.withLock { fd in
             if let fd { return fd }
             if create {
-                do { try fs.makeDirectory(PartLogFolder.folderName, in: root, mode: 0o700) } catch let e as SystemError where e.code == EEXIST {}
+                do { try fs.makeDirectory(PartLogFolder.folderName, in: root, mode: 0o700) } catch let e as SystemError where e.errno == .fileExists {}
             }
             let new = try fs.open(PartLogFolder.folderName, relativeTo: root, flags: [.directory], mode: 0)
             if create { try fs.sync(root, label: spoolPath) }
@@ -124,7 +124,7 @@ public final class PartLogFolder: @unchecked Sendable {
         let folder = try folder(create: true)
         do {
             return (try fs.open(name, relativeTo: folder, flags: [.writeOnly, .append, .create, .exclusive], mode: 0o600), true)
-        } catch let error as SystemError where error.code == EEXIST {
+        } catch let error as SystemError where error.errno == .fileExists {
             return (try fs.open(name, relativeTo: folder, flags: [.writeOnly, .append, .nonBlocking], mode: 0), false)
         }
     }

@@ -226,7 +226,7 @@ public struct BacklogRuns: Sendable {
             name = "\(Spool.backlogRunPrefix)\(getpid()).\(pass).\(names.count).\(UInt32.random(in: 0...UInt32.max))"
             do {
                 fd = try fs.open(name, relativeTo: tmp, flags: [.writeOnly, .create, .exclusive], mode: 0o600)
-            } catch let error as SystemError where error.code == EEXIST {
+            } catch let error as SystemError where error.errno == .fileExists {
                 continue
             }
         }

@@ -42,7 +42,7 @@ extension Spool {
                 }
                 do {
                     try fs.setAttribute(Spool.directNameAttribute, FileName.encode(path), of: fd)
-                } catch let error as SystemError where error.code == ENOTSUP {
+                } catch let error as SystemError where error.errno == .notSupported {
                     return .unsupported("\(error)")
                 }
                 let blob = ItemFileName(id: id, attempt: 1, kind: .blob).description

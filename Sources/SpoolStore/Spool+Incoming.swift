@@ -25,7 +25,7 @@ extension Spool {
     /// (incoming/ itself is not).
     func openIncomingParent(_ path: String) throws -> (folder: FileDescriptor, name: String, owned: Bool) {
         var components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard let leaf = components.popLast() else { throw SystemError("open", path: "incoming/\(path)", code: ENOENT) }
+        guard let leaf = components.popLast() else { throw SystemError(.open, path: "incoming/\(path)", errno: .noSuchFileOrDirectory) }
         if components.isEmpty { return (descriptor(.incoming), leaf, false) }
         return (try openIncomingFolder(components), leaf, true)
     }

@@ -74,7 +74,7 @@ public final class Spool {
                 created = true
             } catch let error as SystemError where error.isNotFound {
                 throw SpoolError.noSpool(path)
-            } catch let error as SystemError where error.code == ELOOP || error.code == ENOTDIR {
+            } catch let error as SystemError where error.errno == .tooManySymbolicLinkLevels || error.errno == .notDirectory {
                 throw SpoolError.notAFolder("\(path)/\(folder.rawValue)")
             }
         }
@@ -93,7 +93,7 @@ public final class Spool {
     private static func makeRoot(_ path: String, fs: any FileSystem) throws {
         do {
             try fs.makeDirectory(path, in: nil, mode: 0o700)
-        } catch let error as SystemError where error.code == EEXIST {
+        } catch let error as SystemError where error.errno == .fileExists {
             return
         } catch let error as SystemError where error.isNotFound {
             var parent = path
@@ -102,15 +102,15 @@ public final class Spool {
             throw SpoolError.cannotCreate(
                 path: path, reason: "its parent folder \(parent) does not exist (create it first, or check --spool)")
         } catch let error as SystemError {
-            throw SpoolError.cannotCreate(path: path, reason: SystemError.message(for: error.code))
+            throw SpoolError.cannotCreate(path: path, reason: "\(error.errno)")
         }
     }
 
     /// A refused write (read-only mount, no permission) named as what it is, with the spool's
     /// path, instead of the system call that happened to hit it first.
     func explained(_ error: any Error) -> any Error {
-        guard let error = error as? SystemError, [EROFS, EACCES, EPERM].contains(error.code) else { return error }
-        return SpoolError.notWritable(path: path, cause: SystemError.message(for: error.code))
+        guard let error = error as? SystemError, [.readOnlyFileSystem, .permissionDenied, .notPermitted].contains(error.errno) else { return error }
+        return SpoolError.notWritable(path: path, cause: "\(error.errno)")
     }
 
     deinit {
@@ -135,7 +135,7 @@ public final class Spool {
         else { return false }
         let fresh: FileDescriptor
         do { fresh = try fs.open(SpoolFolder.incoming.rawValue, relativeTo: root, flags: [.directory], mode: 0) }
-        catch let e as SystemError where e.isNotFound || e.code == ELOOP || e.code == ENOTDIR { return false }
+        catch let e as SystemError where e.isNotFound || e.errno == .tooManySymbolicLinkLevels || e.errno == .notDirectory { return false }
         fs.close(descriptor(.incoming))
         folders[.incoming] = fresh
         return true
@@ -356,7 +356,7 @@ public final class Spool {
                 // staged json is renamed in, or it would resurrect a lone json.
                 if staged && (try? fs.status(of: t.fromDirectUpload ? blob : json, in: descriptor(fromFolder))) == nil {
                     try? removeFile(json, in: .tmp)
-                    throw SystemError("stat", path: "\(fromFolder.rawValue)/\(json)", code: ENOENT)
+                    throw SystemError(.stat, path: "\(fromFolder.rawValue)/\(json)", errno: .noSuchFileOrDirectory)
                 }
                 if staged {
                     try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(fromFolder))
@@ -471,7 +471,7 @@ public final class Spool {
                     try fs.rename(source, in: FileDescriptor(rawValue: AT_FDCWD), to: path(of: blobName, in: folder),
                                   in: FileDescriptor(rawValue: AT_FDCWD))
                 }
-            } catch let error as SystemError where error.code == EXDEV && p.blob.kind.isRename {
+            } catch let error as SystemError where error.errno == .improperLink && p.blob.kind.isRename {
                 // Another mount of the same file system inside incoming/ (a bind mount keeps the
                 // device number, so `prepareBlob` saw one file system): copied instead, as from
                 // another file system, and the source removed once the item is durable.
@@ -637,11 +637,11 @@ public final class Spool {
     @discardableResult
     public func setAside(_ name: String, in folder: SpoolFolder, now: Timestamp) throws -> String {
         let corruptName = SpoolFolder.corruptFolderName
-        do { try fs.makeDirectory(corruptName, in: root, mode: 0o700) } catch let e as SystemError where e.code == EEXIST {}
+        do { try fs.makeDirectory(corruptName, in: root, mode: 0o700) } catch let e as SystemError where e.errno == .fileExists {}
         let corrupt: FileDescriptor
         do {
             corrupt = try fs.open(corruptName, relativeTo: root, flags: [.directory], mode: 0)
-        } catch let error as SystemError where error.code == ELOOP || error.code == ENOTDIR {
+        } catch let error as SystemError where error.errno == .tooManySymbolicLinkLevels || error.errno == .notDirectory {
             throw SpoolError.notAFolder("\(path)/\(corruptName)")
         }
         return try fs.closing(corrupt) { corrupt in
@@ -842,12 +842,12 @@ public final class Spool {
                     folder = try openIncomingFolder(components)
                     folders[folderPath] = folder
                 }
-                guard !leaf.isEmpty else { throw SystemError("open", path: label, code: ENOENT) }
+                guard !leaf.isEmpty else { throw SystemError(.open, path: label, errno: .noSuchFileOrDirectory) }
                 fd = try fs.open(leaf, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
             }
-            catch let e as SystemError where e.code == ELOOP { throw ItemRejection(reason: "\(label) is a symbolic link; left alone") }
-            catch let e as SystemError where e.code == ENOENT || e.code == EACCES || e.code == ENXIO || e.code == ENOTDIR {
-                throw ItemRejection(reason: "\(label): \(SystemError.message(for: e.code))")
+            catch let e as SystemError where e.errno == .tooManySymbolicLinkLevels { throw ItemRejection(reason: "\(label) is a symbolic link; left alone") }
+            catch let e as SystemError where e.errno == .noSuchFileOrDirectory || e.errno == .permissionDenied || e.errno == .noSuchAddressOrDevice || e.errno == .notDirectory {
+                throw ItemRejection(reason: "\(label): \(e.errno)")
             }
             defer { fs.close(fd) }
             var blob = try prepareBlob(for: item, opened: fd, label: label, incoming: (folder, leaf), sync: sync)
@@ -856,8 +856,8 @@ public final class Spool {
         case .external(let path, _):
             let fd: FileDescriptor
             do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) }
-            catch let e as SystemError where !e.isOutOfSpace && e.code != EIO {
-                throw ItemRejection(reason: "\(path): \(SystemError.message(for: e.code))")
+            catch let e as SystemError where !e.isOutOfSpace && e.errno != .ioError {
+                throw ItemRejection(reason: "\(path): \(e.errno)")
             }
             defer { fs.close(fd) }
             return try prepareBlob(for: item, opened: fd, label: path, incoming: nil, sync: sync)

@@ -37,7 +37,7 @@ public struct AtomicTextFile: Sendable {
             let fd: FileDescriptor
             do {
                 fd = try fs.open(scratch, relativeTo: nil, flags: [.writeOnly, .create, .exclusive], mode: 0o644)
-            } catch let error as SystemError where error.code == EEXIST && attempt < AtomicTextFile.attempts {
+            } catch let error as SystemError where error.errno == .fileExists && attempt < AtomicTextFile.attempts {
                 continue
             }
             do {

@@ -23,7 +23,7 @@ public struct ChildProcess: Sendable {
         let rc = cEnvironment.withUnsafeBufferPointer { envp in
             spoold_spawn_shell(OpenFileLimit.childPrologue + command, envp.baseAddress, quiet ? 1 : 0, &pid)
         }
-        guard rc == 0 else { throw SystemError("posix_spawn", path: "/bin/sh", code: rc) }
+        guard rc == 0 else { throw SystemError(.posixSpawn, path: "/bin/sh", errno: Errno(rawValue: rc)) }
         return ChildProcess(pid: pid)
     }
 

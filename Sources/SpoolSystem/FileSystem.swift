@@ -136,12 +136,7 @@ extension FileSystem {
 
     /// Writes the whole buffer, looping over short writes.
     public func writeAll(_ fd: FileDescriptor, _ bytes: UnsafeRawBufferPointer, label: String) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let n = try write(fd, from: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
-            if n <= 0 { throw SystemError("write", path: label, code: EIO) }
-            offset += n
-        }
+        try WriteLoop.writeAll(bytes, label: label) { try write(fd, from: $0) }
     }
 
     public func writeAll(_ fd: FileDescriptor, _ bytes: [UInt8], label: String) throws {

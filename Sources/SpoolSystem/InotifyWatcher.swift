@@ -34,7 +34,7 @@ public final class InotifyWatcher: @unchecked Sendable {
 
     public init() throws {
         fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard fd >= 0 else { throw SystemError("inotify_init1", path: "-", code: errno) }
+        guard fd >= 0 else { throw SystemError.last(.inotifyInit, path: "-") }
     }
 
     deinit { Glibc.close(fd) }
@@ -43,7 +43,7 @@ public final class InotifyWatcher: @unchecked Sendable {
     @discardableResult
     public func watch(_ directory: FileDescriptor, label: String, mask: UInt32 = InotifyWatcher.arrivals) throws -> Int32 {
         let wd = inotify_add_watch(fd, "/proc/self/fd/\(directory.rawValue)", mask | UInt32(IN_ONLYDIR))
-        guard wd >= 0 else { throw SystemError("inotify_add_watch", path: label, code: errno) }
+        guard wd >= 0 else { throw SystemError.last(.inotifyAddWatch, path: label) }
         return wd
     }
 

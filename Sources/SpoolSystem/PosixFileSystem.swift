@@ -34,7 +34,7 @@ public struct PosixFileSystem: FileSystem {
             let plain = raw & ~spoold_o_noatime()
             fd = FileName.withCString(name) { name in retrying { openat(dir(directory), name, plain, mode_t(mode)) } }
         }
-        guard fd >= 0 else { throw SystemError("open", path: name, code: errno) }
+        guard fd >= 0 else { throw SystemError.last(.open, path: name) }
         return FileDescriptor(rawValue: fd)
     }
 
@@ -45,7 +45,7 @@ public struct PosixFileSystem: FileSystem {
             let n = Glibc.read(fd.rawValue, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
-            throw SystemError("read", path: "fd \(fd.rawValue)", code: errno)
+            throw SystemError.last(.read, path: "fd \(fd.rawValue)")
         }
     }
 
@@ -54,18 +54,18 @@ public struct PosixFileSystem: FileSystem {
             let n = Glibc.write(fd.rawValue, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
-            throw SystemError("write", path: "fd \(fd.rawValue)", code: errno)
+            throw SystemError.last(.write, path: "fd \(fd.rawValue)")
         }
     }
 
     public func sync(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws {
         // Deliberately not retried on EINTR-like failures either: after a failed fsync the kernel
         // may have dropped the dirty pages, and a second "success" would be a lie.
-        guard fsync(fd.rawValue) == 0 else { throw SystemError("fsync", path: label, code: errno) }
+        guard fsync(fd.rawValue) == 0 else { throw SystemError.last(.fsync, path: label) }
     }
 
     public func syncFileSystem(_ fd: FileDescriptor, label: String, at site: SourceLocation) throws {
-        guard spoold_syncfs(fd.rawValue) == 0 else { throw SystemError("syncfs", path: label, code: errno) }
+        guard spoold_syncfs(fd.rawValue) == 0 else { throw SystemError.last(.syncfs, path: label) }
     }
 
     public func rename(_ from: String, in fromDirectory: FileDescriptor, to: String, in toDirectory: FileDescriptor)
@@ -75,7 +75,7 @@ public struct PosixFileSystem: FileSystem {
             FileName.withCString(to) { to in retrying { renameat(fromDirectory.rawValue, from, toDirectory.rawValue, to) } }
         }
         guard r == 0 else {
-            throw SystemError("rename", path: "\(from) -> \(to)", code: errno)
+            throw SystemError.last(.rename, path: "\(from) -> \(to)")
         }
     }
 
@@ -87,12 +87,12 @@ public struct PosixFileSystem: FileSystem {
                 retrying { spoold_rename_noreplace(fromDirectory.rawValue, from, toDirectory.rawValue, to) }
             }
         }
-        guard r == 0 else { throw SystemError("rename", path: "\(from) -> \(to)", code: errno) }
+        guard r == 0 else { throw SystemError.last(.rename, path: "\(from) -> \(to)") }
     }
 
     public func setAttribute(_ name: String, _ value: [UInt8], of fd: FileDescriptor) throws {
         let r = value.withUnsafeBytes { bytes in retrying { spoold_fsetxattr(fd.rawValue, name, bytes.baseAddress, bytes.count) } }
-        guard r == 0 else { throw SystemError("fsetxattr", path: name, code: errno) }
+        guard r == 0 else { throw SystemError.last(.fsetxattr, path: name) }
     }
 
     public func attribute(_ name: String, of fd: FileDescriptor, limit: Int) throws -> [UInt8]? {
@@ -100,7 +100,7 @@ public struct PosixFileSystem: FileSystem {
         let n = buffer.withUnsafeMutableBytes { bytes in spoold_fgetxattr(fd.rawValue, name, bytes.baseAddress, bytes.count) }
         if n < 0 {
             if errno == ENODATA { return nil }
-            throw SystemError("fgetxattr", path: name, code: errno)
+            throw SystemError.last(.fgetxattr, path: name)
         }
         return Array(buffer[0..<n])
     }
@@ -108,27 +108,27 @@ public struct PosixFileSystem: FileSystem {
     public func remove(_ name: String, in directory: FileDescriptor, isDirectory: Bool) throws {
         let r = FileName.withCString(name) { name in retrying { unlinkat(directory.rawValue, name, isDirectory ? AT_REMOVEDIR : 0) } }
         guard r == 0 else {
-            throw SystemError("unlink", path: name, code: errno)
+            throw SystemError.last(.unlink, path: name)
         }
     }
 
     public func makeDirectory(_ name: String, in directory: FileDescriptor?, mode: UInt32) throws {
         let r = FileName.withCString(name) { name in retrying { mkdirat(dir(directory), name, mode_t(mode)) } }
         guard r == 0 else {
-            throw SystemError("mkdir", path: name, code: errno)
+            throw SystemError.last(.mkdir, path: name)
         }
     }
 
     public func status(of fd: FileDescriptor) throws -> FileStatus {
         var st = stat()
-        guard fstat(fd.rawValue, &st) == 0 else { throw SystemError("fstat", path: "fd \(fd.rawValue)", code: errno) }
+        guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.last(.fstat, path: "fd \(fd.rawValue)") }
         return FileStatus(st)
     }
 
     public func status(of name: String, in directory: FileDescriptor) throws -> FileStatus {
         var st = stat()
         guard FileName.withCString(name, { fstatat(directory.rawValue, $0, &st, AT_SYMLINK_NOFOLLOW) }) == 0 else {
-            throw SystemError("stat", path: name, code: errno)
+            throw SystemError.last(.stat, path: name)
         }
         return FileStatus(st)
     }
@@ -148,18 +148,18 @@ public struct PosixFileSystem: FileSystem {
     ) throws {
         // fdopendir takes ownership of its descriptor, so hand it a duplicate.
         let copy = dup(directory.rawValue)
-        guard copy >= 0 else { throw SystemError("dup", path: "fd \(directory.rawValue)", code: errno) }
+        guard copy >= 0 else { throw SystemError.last(.dup, path: "fd \(directory.rawValue)") }
         guard let stream = fdopendir(copy) else {
             let code = errno
             _ = Glibc.close(copy)
-            throw SystemError("opendir", path: "fd \(directory.rawValue)", code: code)
+            throw SystemError(.opendir, path: "fd \(directory.rawValue)", errno: Errno(rawValue: code))
         }
         defer { closedir(stream) }
         rewinddir(stream)
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw SystemError("readdir", path: "fd \(directory.rawValue)", code: errno) }
+                if errno != 0 { throw SystemError.last(.readdir, path: "fd \(directory.rawValue)") }
                 return
             }
             let name = DirectoryEntryName.bytes(of: entry)
@@ -185,25 +185,25 @@ public struct PosixFileSystem: FileSystem {
         let r = withUnsafePointer(to: &times) { ptr in
             ptr.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(fd.rawValue, $0) }
         }
-        guard r == 0 else { throw SystemError("futimens", path: "fd \(fd.rawValue)", code: errno) }
+        guard r == 0 else { throw SystemError.last(.futimens, path: "fd \(fd.rawValue)") }
     }
 
     public func lock(_ fd: FileDescriptor, exclusive: Bool, wait: Bool) throws -> Bool {
         let op = (exclusive ? LOCK_EX : LOCK_SH) | (wait ? 0 : LOCK_NB)
         if retrying({ flock(fd.rawValue, op) }) == 0 { return true }
         if errno == EWOULDBLOCK { return false }
-        throw SystemError("flock", path: "fd \(fd.rawValue)", code: errno)
+        throw SystemError.last(.flock, path: "fd \(fd.rawValue)")
     }
 
     public func unlock(_ fd: FileDescriptor) throws {
         guard retrying({ flock(fd.rawValue, LOCK_UN) }) == 0 else {
-            throw SystemError("flock", path: "fd \(fd.rawValue)", code: errno)
+            throw SystemError.last(.flock, path: "fd \(fd.rawValue)")
         }
     }
 
     public func truncate(_ fd: FileDescriptor, to length: Int64) throws {
         guard retrying({ ftruncate(fd.rawValue, off_t(length)) }) == 0 else {
-            throw SystemError("ftruncate", path: "fd \(fd.rawValue)", code: errno)
+            throw SystemError.last(.ftruncate, path: "fd \(fd.rawValue)")
         }
     }
 
@@ -212,8 +212,8 @@ public struct PosixFileSystem: FileSystem {
         let fd = try open(name, relativeTo: directory, flags: [.readOnly, .nonBlocking], mode: 0)
         defer { close(fd) }
         guard retrying({ spoold_take_read_lease(fd.rawValue) }) == 0 else {
-            let code = errno
-            return code == EAGAIN || code == EWOULDBLOCK ? .openForWriting : .unknown(errno: code)
+            let refused = Errno.current
+            return refused == .resourceTemporarilyUnavailable ? .openForWriting : .unknown(errno: refused)
         }
         _ = spoold_release_lease(fd.rawValue)
         return .noWriter
@@ -227,12 +227,12 @@ public struct PosixFileSystem: FileSystem {
         // Returns the error number instead of setting errno.
         var code: Int32
         repeat { code = posix_fallocate(fd.rawValue, 0, off_t(length)) } while code == EINTR
-        guard code == 0 else { throw SystemError("fallocate", path: "fd \(fd.rawValue)", code: code) }
+        guard code == 0 else { throw SystemError(.fallocate, path: "fd \(fd.rawValue)", errno: Errno(rawValue: code)) }
     }
 
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
         let r = lseek(fd.rawValue, 0, SEEK_END)
-        guard r >= 0 else { throw SystemError("lseek", path: "fd \(fd.rawValue)", code: errno) }
+        guard r >= 0 else { throw SystemError.last(.lseek, path: "fd \(fd.rawValue)") }
         return Int64(r)
     }
 }

@@ -39,14 +39,14 @@ public enum ProcessImage {
     /// longer ptrace it or read its /proc/PID/ (environ, mem). An exec (a recycle) makes the new
     /// image dumpable again: it calls this once its secrets are loaded.
     public static func forbidCoreDumps() throws {
-        guard spoold_forbid_core_dumps() == 0 else { throw SystemError("prctl(PR_SET_DUMPABLE)", path: "", code: errno) }
+        guard spoold_forbid_core_dumps() == 0 else { throw SystemError.last(.forbidCoreDumps, path: "") }
     }
 
     /// Sets or clears FD_CLOEXEC on one descriptor (`fcntl(2)`).
     public static func setCloseOnExec(_ fd: Int32, _ on: Bool) throws {
         let flags = fcntl(fd, F_GETFD)
         guard flags >= 0, fcntl(fd, F_SETFD, on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC) == 0 else {
-            throw SystemError("fcntl(F_SETFD)", path: "fd \(fd)", code: errno)
+            throw SystemError.last(.setCloseOnExec, path: "fd \(fd)")
         }
     }
 
@@ -65,12 +65,12 @@ public enum ProcessImage {
     public static func reexecute(arguments: [String], environment: [String], keep: [Int32]) -> SystemError {
         for fd in openDescriptors() where fd > 2 && !keep.contains(fd) { try? setCloseOnExec(fd, true) }
         for fd in keep {
-            do { try setCloseOnExec(fd, false) } catch { return error as? SystemError ?? SystemError("fcntl", path: "fd \(fd)", code: EBADF) }
+            do { try setCloseOnExec(fd, false) } catch { return error as? SystemError ?? SystemError("fcntl", path: "fd \(fd)", errno: .badFileDescriptor) }
         }
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         execve("/proc/self/exe", argv, envp)
-        let error = SystemError("execve", path: "/proc/self/exe", code: errno)
+        let error = SystemError.last(.execve, path: "/proc/self/exe")
         for pointer in argv + envp { free(pointer) }
         for fd in keep { try? setCloseOnExec(fd, true) }
         return error

@@ -14,7 +14,7 @@ public final class StopSignals: @unchecked Sendable {
 
     public init() throws {
         let fd = spoold_stop_signals_open()
-        guard fd >= 0 else { throw SystemError("signalfd", path: "SIGTERM/SIGINT", code: errno) }
+        guard fd >= 0 else { throw SystemError.last(.signalfd, path: "SIGTERM/SIGINT") }
         self.fd = fd
     }
 

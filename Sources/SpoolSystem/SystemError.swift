@@ -1,34 +1,67 @@
-import Glibc
-
-/// A failed system call: which call, on which path, and the errno, phrased for an operator.
+/// A failed system call: which call, on which path, and its typed errno, phrased for an operator.
 public struct SystemError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var operation: String
+    public var call: SystemCall
     public var path: String
-    public var code: Int32
+    public var errno: Errno
 
-    public init(_ operation: String, path: String, code: Int32) {
-        self.operation = operation
+    public init(_ call: SystemCall, path: String, errno: Errno) {
+        self.call = call
         self.path = path
-        self.code = code
+        self.errno = errno
     }
 
-    public var description: String { "\(operation) \(path): \(SystemError.message(for: code))" }
-
-    /// `No space left on device (ENOSPC)`.
-    public static func message(for code: Int32) -> String {
-        let text = String(cString: strerror(code))
-        return names[code].map { "\(text) (\($0))" } ?? text
+    /// The error of `call`, which just failed: its errno is the calling thread's.
+    public static func last(_ call: SystemCall, path: String) -> SystemError {
+        SystemError(call, path: path, errno: .current)
     }
 
-    private static let names: [Int32: String] = [
-        EPERM: "EPERM", ENOENT: "ENOENT", EINTR: "EINTR", EIO: "EIO", EBADF: "EBADF", EAGAIN: "EAGAIN",
-        EACCES: "EACCES", EEXIST: "EEXIST", EXDEV: "EXDEV", ENOTDIR: "ENOTDIR", EISDIR: "EISDIR",
-        EINVAL: "EINVAL", EMFILE: "EMFILE", ENOSPC: "ENOSPC", EROFS: "EROFS", ELOOP: "ELOOP",
-        ENAMETOOLONG: "ENAMETOOLONG", ENOTEMPTY: "ENOTEMPTY", EDQUOT: "EDQUOT", ENXIO: "ENXIO",
-    ]
+    public var description: String { "\(call) \(path): \(errno)" }
 
-    public var isNotFound: Bool { code == ENOENT }
-    public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
+    public var isNotFound: Bool { errno == .noSuchFileOrDirectory }
+    public var isOutOfSpace: Bool { errno == .noSpace || errno == .diskQuotaExceeded }
     /// A failed fsync or syncfs: final whatever its errno (fsyncgate), never a full disk to wait out.
-    public var isSyncFailure: Bool { operation == "fsync" || operation == "syncfs" }
+    public var isSyncFailure: Bool { call == .fsync || call == .syncfs }
+}
+
+/// The name of a system call, as an error reports it (`fsync`, `open`). An open set, like
+/// `Errno`: a test's file system may fail a call of its own.
+public struct SystemCall: RawRepresentable, Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+
+    public var description: String { rawValue }
+
+    public static let open: SystemCall = "open"
+    public static let close: SystemCall = "close"
+    public static let read: SystemCall = "read"
+    public static let pread: SystemCall = "pread"
+    public static let write: SystemCall = "write"
+    public static let fsync: SystemCall = "fsync"
+    public static let syncfs: SystemCall = "syncfs"
+    public static let rename: SystemCall = "rename"
+    public static let unlink: SystemCall = "unlink"
+    public static let mkdir: SystemCall = "mkdir"
+    public static let fstat: SystemCall = "fstat"
+    public static let stat: SystemCall = "stat"
+    public static let dup: SystemCall = "dup"
+    public static let opendir: SystemCall = "opendir"
+    public static let readdir: SystemCall = "readdir"
+    public static let fsetxattr: SystemCall = "fsetxattr"
+    public static let fgetxattr: SystemCall = "fgetxattr"
+    public static let futimens: SystemCall = "futimens"
+    public static let flock: SystemCall = "flock"
+    public static let ftruncate: SystemCall = "ftruncate"
+    public static let fallocate: SystemCall = "fallocate"
+    public static let lseek: SystemCall = "lseek"
+    public static let pipe: SystemCall = "pipe"
+    public static let posixSpawn: SystemCall = "posix_spawn"
+    public static let inotifyInit: SystemCall = "inotify_init1"
+    public static let inotifyAddWatch: SystemCall = "inotify_add_watch"
+    public static let signalfd: SystemCall = "signalfd"
+    public static let forbidCoreDumps: SystemCall = "prctl(PR_SET_DUMPABLE)"
+    public static let setCloseOnExec: SystemCall = "fcntl(F_SETFD)"
+    public static let execve: SystemCall = "execve"
+    public static let kill: SystemCall = "kill"
 }

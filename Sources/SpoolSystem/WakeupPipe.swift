@@ -9,7 +9,7 @@ public final class WakeupPipe: @unchecked Sendable {
 
     public init() throws {
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw SystemError("pipe", path: "-", code: errno) }
+        guard pipe(&ends) == 0 else { throw SystemError.last(.pipe, path: "-") }
         for fd in ends {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

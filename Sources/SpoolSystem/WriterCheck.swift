@@ -6,5 +6,5 @@ public enum WriterCheck: Equatable, Sendable {
     case openForWriting
     /// The question could not be asked: EACCES/EPERM (neither the file's owner nor CAP_LEASE),
     /// EINVAL (leases disabled or unsupported by the file system). The caller falls back to a rule.
-    case unknown(errno: Int32)
+    case unknown(errno: Errno)
 }

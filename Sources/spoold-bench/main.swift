@@ -29,6 +29,7 @@
 //   spoold-bench sha256 [--mib N]
 //       SHA-256 throughput of SpoolCore's own implementation over an N MiB buffer (default 256),
 //       fed in 1 MiB pieces as `--content-digest` does. Build with -c release to measure.
+import SpoolSystem
 import Foundation
 import SpoolCore
 import SpoolStore
@@ -162,7 +163,7 @@ func upload(_ arguments: Arguments) {
             let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { fail("cannot open \(path)") }
             let request = UploadRequest(
-                id: id, attempt: 1, url: target, method: method, body: BlobBody(descriptor: fd, size: Int64(size)),
+                id: id, attempt: 1, url: target, method: method, body: BlobBody(descriptor: FileDescriptor(rawValue: fd), size: Int64(size)),
                 contentType: "application/octet-stream", headers: [:])
             transport.start(request) { outcome in
                 let success = (outcome.httpStatus ?? 0) / 100 == 2

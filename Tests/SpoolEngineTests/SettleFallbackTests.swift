@@ -10,7 +10,7 @@ import XCTest
 final class SettleFallbackTests: EngineTestCase {
     func testScan_leaseRefused_takesAnOldFileAfterTwoUnchangedLooksSettleApart() throws {
         try drop("old.txt", age: 60)
-        fs.writerCheckAnswer = .unknown(errno: EACCES)
+        fs.writerCheckAnswer = .unknown(errno: .permissionDenied)
         let embedded = try start(configuration(settle: 2))
 
         try embedded.advanceTime(to: 1.999)
@@ -22,7 +22,7 @@ final class SettleFallbackTests: EngineTestCase {
 
     func testScan_leaseRefused_aFileThatGrewBetweenLooks_waitsAnotherSettle() throws {
         try drop("growing.txt", age: 60)
-        fs.writerCheckAnswer = .unknown(errno: EACCES)
+        fs.writerCheckAnswer = .unknown(errno: .permissionDenied)
         let embedded = try start(configuration(settle: 2))
 
         try embedded.advanceTime(to: 1)
@@ -36,7 +36,7 @@ final class SettleFallbackTests: EngineTestCase {
 
     func testScan_leaseRefused_aFreshFile_waitsUntilItsMtimeIsSettleOld_thenTwoUnchangedLooks() throws {
         try drop("fresh.txt", age: 0)
-        fs.writerCheckAnswer = .unknown(errno: EACCES)
+        fs.writerCheckAnswer = .unknown(errno: .permissionDenied)
         let embedded = try start(configuration(settle: 2))
 
         try embedded.advanceTime(to: 3.999)

@@ -31,7 +31,7 @@ final class SpoolFailureTests: EngineTestCase {
     /// A part log that cannot be written is the spool failing; a record too long for the log is
     /// the store's answer at fault, retried like any bad answer.
     func testJournalErrors_areTypedBySource() {
-        let failed = S3MultipartUpload.journalFailure(SystemError("fsync", path: "parts/x.log", code: EIO), what: "part 1")
+        let failed = S3MultipartUpload.journalFailure(SystemError(.fsync, path: "parts/x.log", errno: .ioError), what: "part 1")
         XCTAssertNotNil(failed.spoolFailure)
         let refused = S3MultipartUpload.journalFailure(PartJournalRefusal("the ETag is too long to record"), what: "part 1")
         XCTAssertNil(refused.spoolFailure)

@@ -100,9 +100,9 @@ final class BackgroundRemovalTests: StoreTestCase {
         fs.failCall(.remove, errno: EIO)
 
         XCTAssertEqual(try spool.apply(spool.record([done[0]]), [0], removingInBackground: true), [.moved])
-        XCTAssertThrowsError(try spool.drainRemovals()) { XCTAssertEqual(($0 as? SystemError)?.code, EIO) }
+        XCTAssertThrowsError(try spool.drainRemovals()) { XCTAssertEqual(($0 as? SystemError)?.errno, .ioError) }
         XCTAssertThrowsError(try spool.record([done[1]]), "a failed removal stops taking work") {
-            XCTAssertEqual(($0 as? SystemError)?.code, EIO)
+            XCTAssertEqual(($0 as? SystemError)?.errno, .ioError)
         }
     }
 

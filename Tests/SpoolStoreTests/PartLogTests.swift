@@ -109,7 +109,7 @@ final class PartLogTests: StoreTestCase {
         fs.failCall(.sync, errno: EIO) { $0.name == name }
         XCTAssertThrowsError(try log.record(part: 1, etag: "e")) { error in
             XCTAssertFalse(error is PartJournalRefusal)
-            XCTAssertEqual((error as? SystemError)?.code, EIO)
+            XCTAssertEqual((error as? SystemError)?.errno, .ioError)
         }
         let writes = fs.calls(.write).count
         XCTAssertThrowsError(try log.record(part: 2, etag: String(repeating: "e", count: 1 << 16))) { error in

@@ -12,7 +12,7 @@ final class PowerCutFileSystemTests: XCTestCase {
 
     override func setUpWithError() throws {
         var template = Array("/tmp/spoold-powercut-test-XXXXXX".utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw SystemError("mkdtemp", path: "/tmp", code: errno) }
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw SystemError.last("mkdtemp", path: "/tmp") }
         root = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         XCTAssertEqual(mkdir(root + "/a", 0o700), 0)
         XCTAssertEqual(mkdir(root + "/b", 0o700), 0)

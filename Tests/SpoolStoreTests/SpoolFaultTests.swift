@@ -28,10 +28,10 @@ final class SpoolFaultTests: StoreTestCase {
         XCTAssertThrowsError(try spool.add([item]), file: file, line: line) { error in
             // A full disk before anything was kept is told apart (the daemon pauses intake on it).
             if case SpoolError.outOfSpace(_, let cause) = error {
-                XCTAssertEqual(cause.code, code, file: file, line: line)
-                XCTAssertTrue(code == ENOSPC && cause.operation != "fsync", "\(error)", file: file, line: line)
+                XCTAssertEqual(cause.errno.rawValue, code, file: file, line: line)
+                XCTAssertTrue(code == ENOSPC && cause.call != .fsync, "\(error)", file: file, line: line)
             } else {
-                XCTAssertEqual((error as? SystemError)?.code, code, "\(error)", file: file, line: line)
+                XCTAssertEqual((error as? SystemError)?.errno.rawValue, code, "\(error)", file: file, line: line)
             }
         }
         XCTAssertTrue(fs.calls.contains { $0.injectedErrno == code }, "fault never fired", file: file, line: line)
@@ -123,7 +123,7 @@ final class SpoolFaultTests: StoreTestCase {
         let spool = try temp.open(fs: fs)
         let batch = (0..<n).map { items.incoming("f\($0)") }
         fs.failCall(.syncFileSystem, errno: EIO)
-        XCTAssertThrowsError(try spool.add(batch)) { XCTAssertEqual(($0 as? SystemError)?.code, EIO, "\($0)") }
+        XCTAssertThrowsError(try spool.add(batch)) { XCTAssertEqual(($0 as? SystemError)?.errno, .ioError, "\($0)") }
         XCTAssertEqual(temp.names(in: .pending), [])
         XCTAssertEqual(temp.names(in: .tmp), [])
         XCTAssertEqual(temp.names(in: .incoming).count, n, "every source left where it was")
@@ -167,7 +167,7 @@ final class SpoolFaultTests: StoreTestCase {
         fs.failCall(.sync, errno: ENOSPC) { $0.name == SpoolFolder.indexFileName }
         fs.resetLog()
 
-        XCTAssertThrowsError(try spool.commit([claim(item.id)])) { XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC) }
+        XCTAssertThrowsError(try spool.commit([claim(item.id)])) { XCTAssertEqual(($0 as? SystemError)?.errno, .noSpace) }
 
         XCTAssertTrue(spool.reserve.isWhole, "a failed fsync is final: no second try")
         XCTAssertEqual(fs.calls.filter { $0.operation == .sync && $0.name == SpoolFolder.indexFileName }.count, 1)
@@ -186,7 +186,7 @@ final class SpoolFaultTests: StoreTestCase {
             IndexRecord(.requeue, item.id, from: ItemLocation(.pending, attempt: 0), to: ItemLocation(.pending, attempt: 0)),
             metadata: metadata)
 
-        XCTAssertThrowsError(try spool.commit([retry])) { XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC) }
+        XCTAssertThrowsError(try spool.commit([retry])) { XCTAssertEqual(($0 as? SystemError)?.errno, .noSpace) }
         XCTAssertEqual(temp.names(in: .tmp), [])
     }
 

@@ -14,7 +14,7 @@ final class TestSupportTests: XCTestCase {
         fs.failCall(.makeDirectory, nth: 2, errno: ENOSPC)
         XCTAssertNoThrow(try fs.makeDirectory("a", in: spool.root, mode: 0o700))
         XCTAssertThrowsError(try fs.makeDirectory("b", in: spool.root, mode: 0o700)) {
-            XCTAssertEqual(($0 as? SystemError)?.code, ENOSPC)
+            XCTAssertEqual(($0 as? SystemError)?.errno, .noSpace)
         }
         XCTAssertNoThrow(try fs.makeDirectory("c", in: spool.root, mode: 0o700))
         XCTAssertEqual(Set(temp.rootNames()).intersection(["a", "b", "c"]), ["a", "c"])

@@ -155,7 +155,7 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
             case .syncFileSystem: "syncfs"
             default: call.operation.rawValue
             }
-            throw SystemError(name, path: call.name, code: injected)
+            throw SystemError(SystemCall(rawValue: name), path: call.name, errno: Errno(rawValue: injected))
         }
         return try body()
     }
@@ -283,8 +283,8 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         let call = Call(operation: .writerCheck, name: name, directory: folderName(directory), isDirectory: false)
         do {
             return try perform(call) { try writerCheckAnswer ?? real.writerCheck(name, in: directory) }
-        } catch let error as SystemError where error.operation == Operation.writerCheck.rawValue {
-            return .unknown(errno: error.code)  // injected (a real failure names `open`)
+        } catch let error as SystemError where error.call.rawValue == Operation.writerCheck.rawValue {
+            return .unknown(errno: error.errno)  // injected (a real failure names `open`)
         }
     }
 }

@@ -15,7 +15,7 @@ public final class TemporarySpool {
     public init() throws {
         var template = Array("/tmp/spoold-tests-XXXXXX".utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard made != nil else { throw SystemError("mkdtemp", path: "/tmp/spoold-tests-XXXXXX", code: errno) }
+        guard made != nil else { throw SystemError.last("mkdtemp", path: "/tmp/spoold-tests-XXXXXX") }
         directory = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 

@@ -1,3 +1,4 @@
+import SpoolSystem
 import Foundation
 import SpoolCore
 import XCTest
@@ -52,7 +53,7 @@ final class BulkSHA256Tests: XCTestCase {
             XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)))
             let fd = open(path, O_RDONLY)
             XCTAssertGreaterThanOrEqual(fd, 0)
-            let blob = BlobBody(descriptor: fd, size: Int64(size))
+            let blob = BlobBody(descriptor: FileDescriptor(rawValue: fd), size: Int64(size))
             defer { blob.close() }
 
             XCTAssertEqual(try BodyDigest.sha256(of: [.blob(blob)]), SHA256.hash(bytes), "blob of \(size) bytes")
@@ -75,7 +76,7 @@ final class BulkSHA256Tests: XCTestCase {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-sha-short-\(getpid())").path
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(count: 100)))
         defer { unlink(path) }
-        let blob = BlobBody(descriptor: open(path, O_RDONLY), size: 200)
+        let blob = BlobBody(descriptor: FileDescriptor(rawValue: open(path, O_RDONLY)), size: 200)
         defer { blob.close() }
         XCTAssertThrowsError(try BodyDigest.sha256(of: [.blob(blob)]))
     }

@@ -1,3 +1,4 @@
+import SpoolSystem
 import Foundation
 import SpoolCore
 import SpoolTransport
@@ -13,6 +14,6 @@ func uploadRequest(to url: String, size: Int = 1000) throws -> UploadRequest {
     var ids = ItemIDGenerator(processTag: 1)
     let id = ids.next(at: Timestamp(millisecondsSinceEpoch: 1_795_000_000_000), originalName: nil)
     return UploadRequest(
-        id: id, attempt: 1, url: url, method: "PUT", body: BlobBody(descriptor: fd, size: Int64(size)),
+        id: id, attempt: 1, url: url, method: "PUT", body: BlobBody(descriptor: FileDescriptor(rawValue: fd), size: Int64(size)),
         contentType: "application/octet-stream", headers: [:])
 }

@@ -21,7 +21,7 @@ public final class CrashExplorer {
         let parent = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
         var template = Array("\(parent)/spoold-powercut-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-            throw SystemError("mkdtemp", path: parent, code: errno)
+            throw SystemError.last("mkdtemp", path: parent)
         }
         scratch = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
@@ -31,7 +31,7 @@ public final class CrashExplorer {
     private func freshFolder() throws -> String {
         made += 1
         let path = "\(scratch)/\(made)"
-        guard mkdir(path, 0o700) == 0 else { throw SystemError("mkdir", path: path, code: errno) }
+        guard mkdir(path, 0o700) == 0 else { throw SystemError.last(.mkdir, path: path) }
         return path
     }
 
@@ -42,7 +42,7 @@ public final class CrashExplorer {
         let folder = try freshFolder()
         let spoolPath = folder + "/spool"
         let outside = folder + "/outside"
-        guard mkdir(spoolPath, 0o700) == 0, mkdir(outside, 0o700) == 0 else { throw SystemError("mkdir", path: folder, code: errno) }
+        guard mkdir(spoolPath, 0o700) == 0, mkdir(outside, 0o700) == 0 else { throw SystemError.last(.mkdir, path: folder) }
         let clock = ManualClock()
         do {
             // The starting spool, made through a file system whose trace is thrown away.

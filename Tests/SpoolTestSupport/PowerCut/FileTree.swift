@@ -88,7 +88,7 @@ public struct FileTree: Sendable {
             let full = path + "/" + name
             switch node.kind {
             case .directory:
-                guard mkdir(full, 0o700) == 0 else { throw SystemError("mkdir", path: full, code: errno) }
+                guard mkdir(full, 0o700) == 0 else { throw SystemError.last(.mkdir, path: full) }
                 try materializeFolder(inode, at: full)
             case .file:
                 let fd = try fs.open(full, relativeTo: nil, flags: [.writeOnly, .create, .exclusive], mode: 0o600)

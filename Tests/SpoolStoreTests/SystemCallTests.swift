@@ -1,0 +1,81 @@
+import Glibc
+@testable import SpoolSystem
+import XCTest
+
+/// The typed errno and the calls SpoolSystem makes on descriptors outside the spool's seam.
+final class SystemCallTests: XCTestCase {
+    func testSystemError_namesTheCallAndTheErrno_andASyncFailureIsTypedNotSpelled() {
+        let full = SystemError(.write, path: "tmp/x.json", errno: .noSpace)
+        XCTAssertEqual(full.description, "write tmp/x.json: No space left on device (ENOSPC)")
+        XCTAssertTrue(full.isOutOfSpace)
+        XCTAssertFalse(full.isSyncFailure)
+        XCTAssertTrue(SystemError(.fsync, path: "pending", errno: .noSpace).isSyncFailure, "an fsync failure is final whatever its errno")
+        XCTAssertTrue(SystemError(.syncfs, path: "spool", errno: .ioError).isSyncFailure)
+        XCTAssertEqual(Errno(rawValue: ENOENT), .noSuchFileOrDirectory)
+    }
+
+    /// The one loop for short writes: a writer that takes 3 bytes a call gets every byte, in
+    /// order; one that takes none fails with EIO instead of spinning.
+    func testWriteLoop_continuesShortWrites_andAWriteOfNothingIsAnError() throws {
+        let bytes = Array(0..<100).map(UInt8.init)
+        var written: [UInt8] = []
+        try bytes.withUnsafeBytes { buffer in
+            try WriteLoop.writeAll(buffer, label: "test") { part in
+                let n = min(3, part.count)
+                written.append(contentsOf: part.prefix(n))
+                return n
+            }
+        }
+        XCTAssertEqual(written, bytes)
+        XCTAssertThrowsError(try bytes.withUnsafeBytes { try WriteLoop.writeAll($0, label: "test") { _ in 0 } }) {
+            XCTAssertEqual(($0 as? SystemError)?.errno, .ioError)
+        }
+    }
+
+    /// A write larger than a pipe's buffer arrives whole while the reader drains it.
+    func testWriteAll_toAPipe_everyByteArrivesInOrder() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let ends = fds
+        let bytes = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let reader = DispatchQueue(label: "reader")
+        let received = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var read: [UInt8] = []
+        reader.async {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = Glibc.read(ends[0], &buffer, buffer.count)
+                if n <= 0 { break }
+                read.append(contentsOf: buffer[0..<n])
+            }
+            received.signal()
+        }
+        try bytes.withUnsafeBytes { try FileDescriptor(rawValue: ends[1]).writeAll($0) }
+        FileDescriptor(rawValue: ends[1]).close()
+        received.wait()
+        FileDescriptor(rawValue: ends[0]).close()
+        XCTAssertEqual(read, bytes)
+    }
+
+    func testWriteAll_aClosedDescriptor_throwsTheTypedErrno() {
+        XCTAssertThrowsError(try [UInt8](repeating: 1, count: 8).withUnsafeBytes { try FileDescriptor(rawValue: -1).writeAll($0) }) {
+            XCTAssertEqual(($0 as? SystemError)?.errno, .badFileDescriptor)
+            XCTAssertEqual(($0 as? SystemError)?.call, .write)
+        }
+    }
+
+    func testPread_readsAtAnOffset_andZeroAtTheEnd() throws {
+        let path = NSTemporaryDirectory() + "/spoold-pread-\(getpid())"
+        _ = FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3, 4, 5]))
+        defer { unlink(path) }
+        let fd = FileDescriptor(rawValue: open(path, O_RDONLY))
+        defer { fd.close() }
+        var buffer = [UInt8](repeating: 0, count: 8)
+        let n = try buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 3, into: $0) }
+        XCTAssertEqual(Array(buffer[0..<n]), [4, 5])
+        XCTAssertEqual(try buffer.withUnsafeMutableBytes { try fd.read(fromAbsoluteOffset: 5, into: $0) }, 0)
+        XCTAssertThrowsError(try buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: -1).read(fromAbsoluteOffset: 0, into: $0) }) {
+            XCTAssertEqual(($0 as? SystemError)?.errno, .badFileDescriptor)
+        }
+    }
+}
