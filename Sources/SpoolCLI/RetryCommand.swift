@@ -47,7 +47,7 @@ struct RetryCommand: SpooldCommand {
             var metadata = try? spool.readMetadata(item.id, at: item.location)
             if var m = metadata {
                 m.retriedAt = (m.retriedAt ?? []) + [now.iso8601]
-                m.failureReason = nil
+                m.clearFailure()
                 metadata = m
             }
             var lifecycle = ItemLifecycle(location: item.location, notBefore: now)

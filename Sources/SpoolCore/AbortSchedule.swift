@@ -94,15 +94,13 @@ public struct AbortSchedule: Sendable {
 
     /// What the store's answer to one abort means (also for `purge`, which sends its own).
     public static func judge(_ outcome: UploadOutcome) -> Verdict {
-        if let status = outcome.httpStatus, outcome.refusal == nil {
-            if (200..<300).contains(status) || status == 404 { return .confirmed }
-        }
-        if outcome.wasCancelled { return .retry }
+        if let status = outcome.answer?.status, (200..<300).contains(status) || status == 404 { return .confirmed }
+        if outcome.isCancelled { return .retry }
         let judged = S3ErrorClassifier.judge(outcome)
         switch judged.class {
         case .success: return .confirmed
         case .final: return .refused(judged.summary)
-        case .retryable, .outage, .throttled: return .retry
+        case .retryable, .outage, .throttled, .configuration: return .retry
         }
     }
 

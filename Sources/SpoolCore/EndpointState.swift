@@ -53,13 +53,13 @@ public enum EndpointState: Equatable, Sendable {
         if case .probing(let outage) = self { self = .waitingToProbe(outage) }
     }
 
-    /// An attempt ended with an outcome of `class`. An outage outcome starts an outage (or, from
+    /// An attempt ended with an outcome of `class`. An outage or configuration outcome starts an outage (or, from
     /// the probe, doubles the wait up to `maximumProbeSeconds`); any other outcome ends it.
     public mutating func attemptEnded(
         _ outcomeClass: UploadOutcome.Class, isProbe: Bool, reason: @autoclosure () -> String, now: Timestamp,
         maximumProbeSeconds: Double
     ) -> Change {
-        guard outcomeClass == .outage else {
+        guard outcomeClass.pausesUploads else {
             guard let outage else { return .none }
             self = .reachable
             return .cameBack(since: outage.since)

@@ -17,7 +17,7 @@ public struct ItemLifecycle: Equatable, Sendable {
         /// due at once; the history is left as it was.
         case handBack(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
         /// Give up: to failed/ with the attempt history.
-        case fail(from: ItemLocation, to: ItemLocation, reason: String)
+        case fail(from: ItemLocation, to: ItemLocation, reason: FailureReason)
         /// An operator's `spoold retry`: from failed/ back to pending/ with a fresh count, due at `notBefore`.
         case retry(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
         /// Delete the pair (`spoold purge`, or `--when-full drop-oldest`).
@@ -57,7 +57,9 @@ public struct ItemLifecycle: Equatable, Sendable {
         let from = location
         guard from.attempt < ItemFileName.maximumAttempt else {
             location = ItemLocation(.failed, attempt: from.attempt)
-            return .fail(from: from, to: location, reason: "attempt count at its limit (\(from.attempt)); 'spoold retry' starts it again at 0")
+            return .fail(
+                from: from, to: location,
+                reason: FailureReason(.attemptLimit, "attempt count at its limit (\(from.attempt)); 'spoold retry' starts it again at 0"))
         }
         location = ItemLocation(.inflight, attempt: from.attempt + 1)
         return .claimAndUpload(from: from, to: location)
@@ -81,11 +83,12 @@ public struct ItemLifecycle: Equatable, Sendable {
             return .complete(from: from, to: keepDone ? location : nil)
         case .final:
             location = ItemLocation(.failed, attempt: from.attempt)
-            let reason = outcome.refusal != nil ? outcome.summary : "\(outcome.summary): the server refused the item"
-            return .fail(from: from, to: location, reason: reason)
-        case .outage, .throttled:
-            // The endpoint was unreachable, or asked for fewer requests: not the item's fault, so
-            // the attempt is handed back (the daemon's request rate paces the next one).
+            if case .refused(let refusal) = outcome { return .fail(from: from, to: location, reason: FailureReason(refusal.code, outcome.summary)) }
+            return .fail(from: from, to: location, reason: FailureReason(.serverRefused, "\(outcome.summary): the server refused the item"))
+        case .outage, .throttled, .configuration:
+            // The endpoint was unreachable, refuses every upload, or asked for fewer requests: not
+            // the item's fault, so the attempt is handed back (the daemon's request rate paces the
+            // next one).
             return handBack(now: now)
         case .retryable:
             let before = earlier ?? AttemptTally(answered: from.attempt - 1, interrupted: 0)
@@ -94,7 +97,8 @@ public struct ItemLifecycle: Equatable, Sendable {
                 location = ItemLocation(.failed, attempt: from.attempt)
                 // "on attempt 3 of 3" when no crash got in the way; else say which budget is used up.
                 let budget = tally.interrupted == 0 ? " of \(policy.maximumAttempts)" : " (\(used))"
-                return .fail(from: from, to: location, reason: "\(outcome.summary) on attempt \(from.attempt)\(budget)")
+                return .fail(
+                    from: from, to: location, reason: FailureReason(.attemptsUsed, "\(outcome.summary) on attempt \(from.attempt)\(budget)"))
             }
             let delay = policy.delaySeconds(
                 afterAttempt: tally.answered, unitRandom: unitRandom, retryAfterSeconds: outcome.retryAfterSeconds)
@@ -117,7 +121,7 @@ public struct ItemLifecycle: Equatable, Sendable {
 
     /// The item cannot be uploaded (unreadable json, a missing or changed blob, a URL it may not
     /// use): parked in failed/ as it is, its attempts as counted so far.
-    public mutating func quarantine(reason: String) -> Action {
+    public mutating func quarantine(reason: FailureReason) -> Action {
         precondition(location.state == .pending || location.state == .inflight, "quarantine of an item in \(location)")
         let from = location
         location = ItemLocation(.failed, attempt: from.attempt)
@@ -146,7 +150,7 @@ public struct ItemLifecycle: Equatable, Sendable {
         let from = location
         if let used = policy.exhaustedBudget(earlier.addingInterrupted()) {
             location = ItemLocation(.failed, attempt: from.attempt)
-            return .fail(from: from, to: location, reason: "interrupted on attempt \(from.attempt): \(used)")
+            return .fail(from: from, to: location, reason: FailureReason(.interrupted, "interrupted on attempt \(from.attempt): \(used)"))
         }
         location = ItemLocation(.pending, attempt: from.attempt)
         notBefore = now

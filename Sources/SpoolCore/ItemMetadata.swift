@@ -22,8 +22,12 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
     public var fields: [String: String]
     /// Every attempt so far, oldest first.
     public var attempts: [AttemptRecord]
-    /// Why the item is in `failed/` when no attempt explains it (bad sidecar, missing blob...).
+    /// Why the item is in `failed/`, in words (bad sidecar, missing blob, the last attempt's error...).
     public var failureReason: String?
+    /// Why the item is in `failed/`, as a code (`FailureCode`'s raw value): what tools read. Kept
+    /// as written, so a code from a newer version survives; absent in jsons older versions wrote
+    /// (`FailureClass` reads their `failureReason` then).
+    public var failureCode: String?
     /// Set when an operator ran `spoold retry`: attempts before it no longer count.
     public var retriedAt: [String]?
     /// The item's own upload URL (sidecar `"url"`), used only if an `--allow-url` prefix admits it.
@@ -43,12 +47,25 @@ public struct ItemMetadata: Codable, Equatable, Sendable {
         self.fields = fields
         self.attempts = []
         self.failureReason = nil
+        self.failureCode = nil
         self.retriedAt = nil
         self.url = nil
         self.originalNameBytes = nil
     }
 
     public var lastAttempt: AttemptRecord? { attempts.last }
+
+    /// Records why the item goes to `failed/` (both the code and the words).
+    public mutating func setFailure(_ reason: FailureReason) {
+        failureCode = reason.code.rawValue
+        failureReason = reason.text
+    }
+
+    /// Clears the reason (`spoold retry`).
+    public mutating func clearFailure() {
+        failureCode = nil
+        failureReason = nil
+    }
 
     /// The time the URL's date parts are made from: `createdAt`, or the time in the id if an
     /// edit left `createdAt` unreadable. Never the clock, so every attempt gets the same URL.

@@ -27,6 +27,7 @@ public enum ItemMetadataJSON {
             writer.element(first: i == 0)
             writer.open("{")
             var first = true
+            writer.optional("code", attempt.code, first: &first)
             writer.optional("error", attempt.error, first: &first)
             writer.optional("finishedAt", attempt.finishedAt, first: &first)
             writer.optional("httpStatus", attempt.httpStatus, first: &first)
@@ -46,6 +47,7 @@ public enum ItemMetadataJSON {
         writer.key("createdAt", first: false)
         writer.string(metadata.createdAt)
         var first = false
+        writer.optional("failureCode", metadata.failureCode, first: &first)
         writer.optional("failureReason", metadata.failureReason, first: &first)
         writer.key("fields", first: false)
         writer.dictionary(metadata.fields)
@@ -302,7 +304,7 @@ public enum ItemMetadataJSON {
 
         mutating func attempt() -> AttemptRecord? {
             var number: Int?, startedAt: String?, outcome: String?
-            var finishedAt: String??, httpStatus: Int??, error: String??, excerpt: String??
+            var finishedAt: String??, httpStatus: Int??, error: String??, excerpt: String??, code: String??
             let ok = object { reader, key in
                 switch key {
                 case "number": return once(&number, reader.int())
@@ -312,19 +314,20 @@ public enum ItemMetadataJSON {
                 case "httpStatus": return once(&httpStatus, reader.optionalInt())
                 case "error": return once(&error, reader.optionalString())
                 case "responseExcerpt": return once(&excerpt, reader.optionalString())
+                case "code": return once(&code, reader.optionalString())
                 default: return false
                 }
             }
             guard ok, let number, let startedAt, let outcome else { return nil }
             return AttemptRecord(
                 number: number, startedAt: startedAt, finishedAt: finishedAt ?? nil, outcome: outcome,
-                httpStatus: httpStatus ?? nil, error: error ?? nil, responseExcerpt: excerpt ?? nil)
+                httpStatus: httpStatus ?? nil, error: error ?? nil, responseExcerpt: excerpt ?? nil, code: code ?? nil)
         }
 
         mutating func metadata() -> ItemMetadata? {
             var version: Int?, id: String?, originalName: String?, size: Int64?, contentType: String?, createdAt: String?
             var headers: [String: String]?, fields: [String: String]?, attempts: [AttemptRecord]?
-            var originalNameBytes: String??, failureReason: String??, retriedAt: [String]??, url: String??
+            var originalNameBytes: String??, failureReason: String??, failureCode: String??, retriedAt: [String]??, url: String??
             let ok = object { reader, key in
                 switch key {
                 case "version": return once(&version, reader.int())
@@ -337,6 +340,7 @@ public enum ItemMetadataJSON {
                 case "headers": return once(&headers, reader.dictionary())
                 case "fields": return once(&fields, reader.dictionary())
                 case "failureReason": return once(&failureReason, reader.optionalString())
+                case "failureCode": return once(&failureCode, reader.optionalString())
                 case "url": return once(&url, reader.optionalString())
                 case "attempts":
                     var list: [AttemptRecord] = []
@@ -365,7 +369,8 @@ public enum ItemMetadataJSON {
             return ItemMetadata(
                 version: version, id: id, originalName: originalName, originalNameBytes: originalNameBytes ?? nil,
                 size: size, contentType: contentType, createdAt: createdAt, headers: headers, fields: fields,
-                attempts: attempts, failureReason: failureReason ?? nil, retriedAt: retriedAt ?? nil, url: url ?? nil)
+                attempts: attempts, failureReason: failureReason ?? nil, failureCode: failureCode ?? nil, retriedAt: retriedAt ?? nil,
+                url: url ?? nil)
         }
     }
 }
@@ -383,7 +388,7 @@ extension ItemMetadata {
     init(
         version: Int, id: String, originalName: String, originalNameBytes: String?, size: Int64, contentType: String,
         createdAt: String, headers: [String: String], fields: [String: String], attempts: [AttemptRecord],
-        failureReason: String?, retriedAt: [String]?, url: String?
+        failureReason: String?, failureCode: String?, retriedAt: [String]?, url: String?
     ) {
         self.version = version
         self.id = id
@@ -396,6 +401,7 @@ extension ItemMetadata {
         self.fields = fields
         self.attempts = attempts
         self.failureReason = failureReason
+        self.failureCode = failureCode
         self.retriedAt = retriedAt
         self.url = url
     }
@@ -405,7 +411,7 @@ extension AttemptRecord {
     /// Every field as read from a json, unchecked (as `JSONDecoder` fills them).
     init(
         number: Int, startedAt: String, finishedAt: String?, outcome: String, httpStatus: Int?, error: String?,
-        responseExcerpt: String?
+        responseExcerpt: String?, code: String?
     ) {
         self.number = number
         self.startedAt = startedAt
@@ -414,5 +420,6 @@ extension AttemptRecord {
         self.httpStatus = httpStatus
         self.error = error
         self.responseExcerpt = responseExcerpt
+        self.code = code
     }
 }

@@ -1,14 +1,10 @@
-/// Decides what an upload outcome means for the item: the rules of README "Outcomes".
+/// Decides what an answer's status means for the item: the rules of README "Outcomes".
 public enum OutcomeClassifier {
-    public static func classify(_ outcome: UploadOutcome) -> UploadOutcome.Class {
-        if outcome.refusal != nil { return .final }
-        if let status = outcome.httpStatus {
-            // A 503 that says when to come back is the server asking for less, like a 429; a bare
-            // 503 cannot be told from a server failing this item, so it is retried and counted.
-            if status == 503, outcome.retryAfterSeconds != nil { return .throttled }
-            return classify(status: status)
-        }
-        return outcome.failedBeforeSending ? .outage : .retryable
+    public static func classify(_ answer: HTTPAnswer) -> UploadOutcome.Class {
+        // A 503 that says when to come back is the server asking for less, like a 429; a bare
+        // 503 cannot be told from a server failing this item, so it is retried and counted.
+        if answer.status == 503, answer.retryAfterSeconds != nil { return .throttled }
+        return classify(status: answer.status)
     }
 
     public static func classify(status: Int) -> UploadOutcome.Class {

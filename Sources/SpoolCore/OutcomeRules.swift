@@ -32,21 +32,21 @@ public struct OutcomeRules: Equatable, Sendable {
     /// The outcome with the class these rules give it.
     /// The body kept for the rules is dropped from the result.
     public func judge(_ outcome: UploadOutcome) -> UploadOutcome {
-        var judged = outcome
-        judged.responseBody = nil
-        judged.responseBodyTruncated = false
-        guard outcome.refusal == nil, let status = outcome.httpStatus else { return judged }
+        guard case .answered(let answer) = outcome else { return outcome }
+        var judged = answer
+        judged.body = nil
+        judged.bodyTruncated = false
+        let status = answer.status
         if retryOn.contains(status) {
             judged.ruledClass = .retryable
         } else if finalOn.contains(status) {
             judged.ruledClass = .final
         } else if (200..<300).contains(status), let successJSON,
-                  let failure = successJSON.failure(
-                      body: outcome.responseBody ?? [], truncated: outcome.responseBodyTruncated, limit: OutcomeRules.answerLimit)
+                  let failure = successJSON.failure(body: answer.body ?? [], truncated: answer.bodyTruncated, limit: OutcomeRules.answerLimit)
         {
             judged.ruledClass = .retryable
             judged.ruleFailure = failure
         }
-        return judged
+        return .answered(judged)
     }
 }

@@ -1,7 +1,7 @@
 /// Classes an S3 answer by its error code (`<Code>` of the XML error body), not only its status.
 ///
 /// Some codes mean every item would fail the same way (bad credentials, a missing bucket): those
-/// pause uploads like an outage, so no item burns its attempts on a configuration mistake, and
+/// are the configuration's (`UploadOutcome.Class.configuration`) and pause uploads like an outage, so no item burns its attempts on a configuration mistake, and
 /// the daemon keeps probing until the operator fixes it.
 public enum S3ErrorClassifier {
     /// Codes that are the configuration's fault, with what to check.
@@ -32,12 +32,16 @@ public enum S3ErrorClassifier {
 
     /// The outcome with the class S3's error code gives it, and the code in its summary.
     public static func judge(_ outcome: UploadOutcome) -> UploadOutcome {
-        guard outcome.refusal == nil, let status = outcome.httpStatus, !(200..<300).contains(status),
-              let code = errorCode(in: outcome.responseExcerpt)
-        else { return outcome }
-        var judged = outcome
+        guard case .answered(let answer) = outcome else { return outcome }
+        return .answered(judge(answer))
+    }
+
+    /// The answer with the class S3's error code gives it, and the code in its summary.
+    public static func judge(_ answer: HTTPAnswer) -> HTTPAnswer {
+        guard !(200..<300).contains(answer.status), let code = errorCode(in: answer.excerpt) else { return answer }
+        var judged = answer
         if let why = configurationProblems[code] {
-            judged.ruledClass = .outage
+            judged.ruledClass = .configuration
             judged.ruleFailure = "S3 \(code): a configuration problem (\(why))"
         } else if code == "RequestTimeTooSkewed" {
             judged.ruledClass = .retryable
@@ -47,7 +51,7 @@ public enum S3ErrorClassifier {
             judged.ruleFailure = "S3 \(code)"
         } else if retryable.contains(code) {
             // A 503 that says when to come back stays throttling, whatever its code.
-            if OutcomeClassifier.classify(outcome) != .throttled { judged.ruledClass = .retryable }
+            if OutcomeClassifier.classify(answer) != .throttled { judged.ruledClass = .retryable }
             judged.ruleFailure = "S3 \(code)"
         } else if final.contains(code) {
             judged.ruledClass = .final
@@ -61,8 +65,7 @@ public enum S3ErrorClassifier {
     /// Whether a judged outcome is the store refusing the credentials (not a missing bucket or
     /// a wrong region): new credentials might be accepted.
     public static func refusesCredentials(_ outcome: UploadOutcome) -> Bool {
-        guard outcome.ruledClass == .outage, outcome.refusal == nil, outcome.httpStatus != nil,
-              let code = errorCode(in: outcome.responseExcerpt)
+        guard case .answered(let answer) = outcome, answer.ruledClass == .configuration, let code = errorCode(in: answer.excerpt)
         else { return false }
         return credentialCodes.contains(code)
     }

@@ -58,12 +58,7 @@ public struct SecretRedaction: Sendable, Equatable {
     /// rule) redacted: what the attempt history, the log and the hooks get.
     public func redact(_ outcome: UploadOutcome) -> UploadOutcome {
         guard !secrets.isEmpty else { return outcome }
-        var redacted = outcome
-        redacted.responseExcerpt = outcome.responseExcerpt.map(redact)
-        redacted.networkError = outcome.networkError.map(redact)
-        redacted.refusal = outcome.refusal.map(redact)
-        redacted.ruleFailure = outcome.ruleFailure.map(redact)
-        return redacted
+        return outcome.mapTexts(redact)
     }
 
     /// A value and, for `Scheme token` (`Bearer`, `Basic`...), the token alone.

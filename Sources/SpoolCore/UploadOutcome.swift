@@ -1,12 +1,27 @@
-/// The result of one upload attempt, as the transport reports it.
-public struct UploadOutcome: Equatable, Sendable {
+/// How one upload attempt (or one request of an S3 upload) ended, as the transport reports it:
+/// one of five ways, each with only what that way has. Its class (`class`) follows from which.
+public enum UploadOutcome: Equatable, Sendable {
+    /// The server answered: its status, the headers spoold keeps, the answer's first bytes.
+    case answered(HTTPAnswer)
+    /// No answer: the request could not be sent, or its answer never came whole.
+    case failed(TransportFailure)
+    /// spoold refused to send the request or to go on with it (a header it cannot send, a
+    /// redirect it will not follow, a blob that changed): final whatever the server said.
+    case refused(UploadRefusal)
+    /// Cancelled on request (`UploadTransport.cancelAll`, a second stop): no verdict on the item,
+    /// so the engine hands the attempt back.
+    case cancelled
+    /// The spool could not make the attempt's progress durable (a part log's write or fsync
+    /// failed): no answer about the item may be acknowledged, and the daemon stops.
+    case spoolFailure(String)
+
     /// How the engine treats an outcome.
-    public enum Class: String, Sendable {
+    public enum Class: String, Sendable, CaseIterable {
         /// 2xx: the item is done.
         case success
         /// Worth another attempt (5xx, 408, 425, a network error after the request went out).
         case retryable
-        /// The server refused this item for good (other 4xx): straight to `failed/`.
+        /// The server refused this item for good (other 4xx), or spoold did: straight to `failed/`.
         case final
         /// The endpoint could not be reached at all: the attempt is not the item's fault.
         case outage
@@ -14,103 +29,126 @@ public struct UploadOutcome: Equatable, Sendable {
         /// `SlowDown`): no verdict on the item, so the attempt is handed back, and the daemon's
         /// request rate is lowered (`AdaptiveRequestRate`).
         case throttled
+        /// The endpoint refuses every upload for a reason of the daemon's configuration (S3
+        /// credentials it does not accept, a bucket that does not exist): paused and probed like
+        /// an outage, no attempt counted, until the operator mends it.
+        case configuration
+
+        /// Whether an attempt of this class is handed back uncounted: no verdict on the item.
+        public var handsBack: Bool { self == .outage || self == .throttled || self == .configuration }
+        /// Whether an attempt of this class pauses uploads and starts probing the endpoint.
+        public var pausesUploads: Bool { self == .outage || self == .configuration }
     }
 
-    public var httpStatus: Int?
-    /// Transport-level error (`connection refused`, `timed out`), nil when a response arrived.
-    public var networkError: String?
-    /// Whether the network error happened before any byte of the request was sent.
-    public var failedBeforeSending: Bool
-    public var responseExcerpt: String?
-    /// The answer's first bytes, up to the transport's answer limit, kept only when a rule
-    /// needs the body (`--success-json`); `OutcomeRules.judge` drops it.
-    public var responseBody: [UInt8]?
-    /// Whether the answer was longer than what `responseBody` kept.
-    public var responseBodyTruncated = false
-    /// The answer's `ETag` header: an S3 part's receipt, recorded in the part log.
-    public var etag: String?
-    /// The answer's `Content-Length` header: for a HEAD, the size of the object.
-    public var contentLength: Int64?
-    /// Seconds from a `Retry-After` header, already resolved against the response's time.
-    public var retryAfterSeconds: Double?
-    /// Why spoold itself refuses to go on with this item (a redirect it will not follow, a URL it
-    /// may not use): the outcome is final whatever the status.
-    public var refusal: String?
-    /// The class the endpoint's rules (`OutcomeRules`: `--retry-on`, `--final-on`,
-    /// `--success-json`) gave this outcome; nil means the default table of `OutcomeClassifier`.
-    public var ruledClass: Class?
-    /// Why the rules did not take a 2xx answer as success (`--success-json`), for the history.
-    public var ruleFailure: String?
-    /// The transport cancelled the upload because it was told to (`cancelAll`: a second stop,
-    /// the end of `--max-time`'s grace): no answer about the item, so the engine hands the attempt
-    /// back. Set only by `cancelled`.
-    public private(set) var wasCancelled = false
-    /// The spool could not make the attempt's progress durable (a part log's write or fsync
-    /// failed): no answer about the item may be acknowledged, and the daemon stops
-    /// (never a retry that trusts a second fsync). Set only by `spoolFailure`.
-    public private(set) var spoolFailure: String?
-
-    public init(
-        httpStatus: Int? = nil, networkError: String? = nil, failedBeforeSending: Bool = false,
-        responseExcerpt: String? = nil, retryAfterSeconds: Double? = nil
-    ) {
-        self.httpStatus = httpStatus
-        self.networkError = networkError
-        self.failedBeforeSending = failedBeforeSending
-        self.responseExcerpt = responseExcerpt
-        self.retryAfterSeconds = retryAfterSeconds
+    /// An answer with `status` and nothing else kept (a test's, or a step's own verdict).
+    public static func status(_ status: Int, excerpt: String? = nil) -> UploadOutcome {
+        .answered(HTTPAnswer(status: status, excerpt: excerpt))
     }
 
-    public static func status(_ code: Int, excerpt: String? = nil) -> UploadOutcome {
-        UploadOutcome(httpStatus: code, responseExcerpt: excerpt)
+    /// spoold refuses, for `code`, with `reason` in the history.
+    public static func refusal(_ code: FailureCode, _ reason: String, status: Int? = nil, excerpt: String? = nil) -> UploadOutcome {
+        .refused(UploadRefusal(code: code, reason: reason, status: status, excerpt: excerpt))
     }
 
-    public static func network(_ error: String, beforeSending: Bool = false) -> UploadOutcome {
-        UploadOutcome(networkError: error, failedBeforeSending: beforeSending)
+    public var `class`: Class {
+        switch self {
+        case .answered(let answer): answer.class
+        case .failed(let failure): failure.beforeSending ? .outage : .retryable
+        case .refused: .final
+        // No verdict; counted like a network error where the engine does not hand it back.
+        case .cancelled, .spoolFailure: .retryable
+        }
     }
 
-    /// The answer's header section was more than libcurl reads (under both transports): a line
-    /// over 100 KiB, or 300 KiB in all. libcurl stops there, holding no more, and calls the first
-    /// case "out of memory", which spoold's memory is not. The request went out: retryable.
-    public static let answerHeadTooLarge = UploadOutcome.network(
-        "the answer's header section is larger than libcurl reads (a line over 100 KiB or 300 KiB in all; libcurl calls it 'out of memory')")
-
-    /// The upload was cancelled on request (`UploadTransport.cancelAll`).
-    public static var cancelled: UploadOutcome {
-        var outcome = UploadOutcome.network("cancelled")
-        outcome.wasCancelled = true
-        return outcome
+    /// The answer, when the server gave one.
+    public var answer: HTTPAnswer? {
+        if case .answered(let answer) = self { return answer }
+        return nil
     }
 
-    /// The spool failed under the attempt (`reason` names the file and the error): the engine
-    /// stops instead of classing the attempt.
-    public static func spoolFailure(_ reason: String) -> UploadOutcome {
-        var outcome = UploadOutcome.network(reason)
-        outcome.spoolFailure = reason
-        return outcome
+    /// The status the server answered with (a refused redirect's too), nil without an answer.
+    public var httpStatus: Int? {
+        switch self {
+        case .answered(let answer): answer.status
+        case .refused(let refusal): refusal.status
+        case .failed, .cancelled, .spoolFailure: nil
+        }
     }
 
-    /// spoold refuses to send (or to follow) the request: final, with `reason` in the history.
-    public static func refused(_ reason: String, status: Int? = nil, excerpt: String? = nil) -> UploadOutcome {
-        var outcome = UploadOutcome(httpStatus: status, responseExcerpt: excerpt)
-        outcome.refusal = reason
-        return outcome
+    /// The first bytes of the answer's body, sanitised to one printable line.
+    public var responseExcerpt: String? {
+        switch self {
+        case .answered(let answer): answer.excerpt
+        case .refused(let refusal): refusal.excerpt
+        case .failed, .cancelled, .spoolFailure: nil
+        }
     }
 
-    public var `class`: Class { ruledClass ?? OutcomeClassifier.classify(self) }
+    /// Seconds from the answer's `Retry-After`.
+    public var retryAfterSeconds: Double? { answer?.retryAfterSeconds }
+
+    public var isCancelled: Bool { self == .cancelled }
 
     /// One line for logs and the attempt history.
     public var summary: String {
-        if let refusal {
-            return httpStatus.map { "HTTP \($0): \(refusal)" } ?? refusal
+        switch self {
+        case .answered(let answer): answer.ruleFailure.map { "HTTP \(answer.status): \($0)" } ?? "HTTP \(answer.status)"
+        case .failed(let failure): failure.text
+        case .refused(let refusal): refusal.status.map { "HTTP \($0): \(refusal.reason)" } ?? refusal.reason
+        case .cancelled: "cancelled"
+        case .spoolFailure(let reason): reason
         }
-        if let status = httpStatus { return ruleFailure.map { "HTTP \(status): \($0)" } ?? "HTTP \(status)" }
-        return networkError ?? "unknown error"
     }
 
     /// The error text kept in the attempt history: the refusal, the unmet success rule or the
     /// network error.
     public var errorText: String? {
-        refusal ?? ruleFailure ?? (httpStatus == nil ? networkError : nil)
+        switch self {
+        case .answered(let answer): answer.ruleFailure
+        case .failed(let failure): failure.text
+        case .refused(let refusal): refusal.reason
+        case .cancelled: "cancelled"
+        case .spoolFailure(let reason): reason
+        }
+    }
+
+    /// The code kept in the attempt history beside the error text (`code`), read by tools: the
+    /// failure's kind or the refusal's code; nil for an answer, whose status says it.
+    public var code: String? {
+        switch self {
+        case .answered: nil
+        case .failed(let failure): failure.kind.rawValue
+        case .refused(let refusal): refusal.code.rawValue
+        case .cancelled: "cancelled"
+        case .spoolFailure: "spool_failure"
+        }
+    }
+
+    /// The outcome without the answer's kept body (`HTTPAnswer.body`), once no rule needs it.
+    public var withoutBody: UploadOutcome {
+        guard case .answered(var answer) = self else { return self }
+        answer.body = nil
+        return .answered(answer)
+    }
+
+    /// The outcome with its texts passed through `transform` (redaction of secrets).
+    public func mapTexts(_ transform: (String) -> String) -> UploadOutcome {
+        switch self {
+        case .answered(var answer):
+            answer.excerpt = answer.excerpt.map(transform)
+            answer.ruleFailure = answer.ruleFailure.map(transform)
+            return .answered(answer)
+        case .failed(var failure):
+            failure.text = transform(failure.text)
+            return .failed(failure)
+        case .refused(var refusal):
+            refusal.reason = transform(refusal.reason)
+            refusal.excerpt = refusal.excerpt.map(transform)
+            return .refused(refusal)
+        case .cancelled:
+            return self
+        case .spoolFailure(let reason):
+            return .spoolFailure(transform(reason))
+        }
     }
 }

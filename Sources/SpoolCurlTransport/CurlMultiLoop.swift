@@ -160,7 +160,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             return
         }
         guard let easy = curl_easy_init() else {
-            transfer.completion(.network("curl_easy_init failed (out of memory)"))
+            transfer.completion(.failed(.unidentified("curl_easy_init failed (out of memory)", beforeSending: true)))
             return
         }
         transfer.resetForHop()
@@ -225,7 +225,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard added == CURLM_OK else {
             curl_easy_cleanup(easy)
             transfer.easy = nil
-            transfer.completion(.network("libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))"))
+            transfer.completion(.failed(.unidentified("libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))", beforeSending: true)))
             return
         }
         active[easy] = transfer
@@ -299,7 +299,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         // An S3 step's answer cut at `answerCutBytes`: its status arrived and is the outcome.
         guard code == CURLE_OK || (transfer.answerCut && status > 0) || answeredBeforeTheBodyWasRead else {
             if let failure = transfer.readFailure {
-                transfer.completion(.network(failure))
+                transfer.completion(.failed(.unidentified(failure, beforeSending: false)))
             } else if code == CURLE_OPERATION_TIMEDOUT, DispatchTime.now() >= transfer.deadline - .milliseconds(50) {
                 transfer.completion(timeoutOutcome)
             } else {
@@ -320,21 +320,21 @@ final class CurlMultiLoop: @unchecked Sendable {
             begin(transfer)
             return
         case .refuse(let reason):
-            transfer.completion(.refused(reason, status: status, excerpt: excerpt))
+            transfer.completion(.refusal(.redirectRefused, reason, status: status, excerpt: excerpt))
             return
         case .notARedirect:
             break
         }
-        var outcome = UploadOutcome.status(status, excerpt: excerpt)
-        outcome.etag = transfer.etag
-        outcome.contentLength = transfer.contentLength
+        var answer = HTTPAnswer(status: status, excerpt: excerpt)
+        answer.etag = transfer.etag
+        answer.contentLength = transfer.contentLength
         let kept = max(answerLimit, transfer.request.answerKeep)
         if kept > 0 {
-            outcome.responseBody = Array(transfer.answer.prefix(kept))
-            outcome.responseBodyTruncated = transfer.answerBytes > kept
+            answer.body = Array(transfer.answer.prefix(kept))
+            answer.bodyTruncated = transfer.answerBytes > kept
         }
-        if let value = transfer.retryAfter { outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date()) }
-        transfer.completion(outcome)
+        if let value = transfer.retryAfter { answer.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date()) }
+        transfer.completion(.answered(answer))
     }
 
     /// Takes a transfer off the wire (cancelled or stopped) and reports `outcome`.
@@ -353,8 +353,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private var timeoutOutcome: UploadOutcome {
-        let value = deadlineSeconds == deadlineSeconds.rounded() ? "\(Int(deadlineSeconds)) s" : "\(deadlineSeconds) s"
-        return .network("no complete answer within the \(value) deadline (--timeout)")
+        .failed(.deadline(seconds: deadlineSeconds))
     }
 
     /// The first bytes of an answer as one printable line.

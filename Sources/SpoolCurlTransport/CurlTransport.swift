@@ -40,7 +40,7 @@ public final class CurlTransport: UploadTransport {
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard HTTPOrigin(request.url) != nil else {
-            completion(.refused("invalid upload URL '\(request.url)'"))
+            completion(.refusal(.urlRefused, "invalid upload URL '\(request.url)'"))
             return
         }
         // The blob was opened and checked by the engine (O_NOFOLLOW, fstat): `request.body`.
@@ -61,7 +61,7 @@ public final class CurlTransport: UploadTransport {
             do {
                 transfer.contentDigest = algorithm.headerValue(digest: try request.bodySHA256())
             } catch {
-                completion(.network("could not compute the Content-Digest: \(error)"))
+                completion(.failed(.bodyUnhashable("compute the Content-Digest", "\(error)")))
                 return
             }
             // Under the lock cancelAll takes: a cancel lands wholly before or after the submit.

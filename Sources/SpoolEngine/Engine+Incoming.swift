@@ -380,7 +380,7 @@ extension Engine {
                 }
             } catch {
                 state = .failed
-                metadata.failureReason = "sidecar incoming/\(sidecarName): \(error)"
+                metadata.setFailure(FailureReason(.sidecar, "sidecar incoming/\(sidecarName): \(error)"))
             }
             batch.append(NewItem(source: .incoming(name), metadata: metadata, state: state))
         }

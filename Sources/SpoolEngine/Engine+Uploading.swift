@@ -54,11 +54,11 @@ extension Engine {
                 metadata = try spool.readMetadata(next.id, at: from)
                 try checkBlob(next.id, at: from, expectedSize: metadata.size)
                 if let own = metadata.url, let refusal = configuration.allowedURLs.refusal(for: own) {
-                    throw EngineItemError(refusal)
+                    throw EngineItemError(.urlRefused, refusal)
                 }
             } catch {
                 if !probe { pacer.giveBack(now: now) }
-                try quarantine(next.id, lifecycle, reason: "\(error)")
+                try quarantine(next.id, lifecycle, reason: (error as? EngineItemError)?.reason ?? FailureReason(.metadata, "\(error)"))
                 continue
             }
             let pending = lifecycle
@@ -120,9 +120,7 @@ extension Engine {
                 spool.partLogs.remove(id)
             }
         }
-        for message in round.messages {
-            if message.hasPrefix("gave up") { log.warning(message) } else { log.info(message) }
-        }
+        for message in round.messages { log.log(message.level, message.text) }
     }
 
     /// Hands a durable claim to the transport.
@@ -135,8 +133,10 @@ extension Engine {
         do {
             body = try openBody(id, at: location, expectedSize: metadata.size)
         } catch {
-            // The blob is not what the json says: the attempt fails without a request (a blob is never changed once spooled).
-            events.post(id, .refused("\(error)"))
+            // The blob is not what the json says: the attempt fails without a request (a blob is
+            // never changed once spooled).
+            let reason = (error as? EngineItemError)?.reason ?? FailureReason(.blobChanged, "\(error)")
+            events.post(id, .refusal(reason.code, reason.text))
             return
         }
         send(id, attempt: location.attempt, metadata: metadata, body: body)
@@ -148,7 +148,7 @@ extension Engine {
         // hand or written by `enqueue` went through no sidecar check.
         if let refusal = itemHeaderRefusal(metadata.headers) {
             body.close()
-            events.post(id, .refused("not sent: \(refusal)"))
+            events.post(id, .refusal(.headerRefused, "not sent: \(refusal)"))
             return
         }
         let headers = HeaderFields.request(
@@ -189,7 +189,7 @@ extension Engine {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue
             }
-            if let reason = completion.outcome.spoolFailure {
+            if case .spoolFailure(let reason) = completion.outcome {
                 // Not acknowledged: the item stays in inflight/ for start-up recovery.
                 round.spoolFailure = round.spoolFailure ?? (completion.id, reason)
                 continue
@@ -202,13 +202,13 @@ extension Engine {
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             // A multipart upload told the rate each of its steps' answers itself (and retried the
             // throttled ones: a pass ends throttled only through a transport without the rate).
-            if !outcome.wasCancelled && (!upload.isMultipart || outcome.class == .throttled) {
+            if !outcome.isCancelled && (!upload.isMultipart || outcome.class == .throttled) {
                 let change = pacer.answered(outcome, startedAt: upload.startedAt, now: now, unitRandom: clock.unitRandom())
                 if case .cut(let rate) = change { log.debug("throttled again: requests limited to \(Engine.perSecond(rate)) a second") }
             }
             let action: ItemLifecycle.Action
             let cutByWindow = windowCut.remove(completion.id) != nil
-            if (cancelling || cutByWindow) && outcome.wasCancelled {
+            if (cancelling || cutByWindow) && outcome.isCancelled {
                 if cutByWindow { log.debug("attempt \(attempt) of \(completion.id) cut as the upload window closed; handed back uncounted") }
                 action = lifecycle.handBack(now: now)
             } else {
@@ -222,7 +222,7 @@ extension Engine {
             let record = AttemptRecord(
                 number: attempt, startedAt: upload.startedAt, finishedAt: now, outcome: outcome.class.rawValue,
                 httpStatus: outcome.httpStatus, error: outcome.errorText.map(LogRedaction.urls(in:)),
-                responseExcerpt: outcome.responseExcerpt)
+                responseExcerpt: outcome.responseExcerpt, code: outcome.code)
             let id = completion.id
             switch action {
             case .complete(_, let to):
@@ -236,7 +236,7 @@ extension Engine {
                 items[id] = nil
                 if upload.isMultipart { round.finishedMultipart.append((id, false)) }
                 summary.uploaded += 1
-                round.messages.append("uploaded \(id)\(upload.path.map { " to \($0)" } ?? "") (\(metadata.size) B, attempt \(attempt), \(outcome.summary))")
+                round.messages.append((.info, "uploaded \(id)\(upload.path.map { " to \($0)" } ?? "") (\(metadata.size) B, attempt \(attempt), \(outcome.summary))"))
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .uploaded, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size))
@@ -260,18 +260,18 @@ extension Engine {
                 due.push(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
                 let wait = now.seconds(until: notBefore)
-                round.messages.append("attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))")
+                round.messages.append((.info, "attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))"))
             case .fail(_, _, let reason):
                 metadata.attempts.append(record)
-                metadata.failureReason = LogRedaction.urls(in: reason)
+                metadata.setFailure(FailureReason(reason.code, LogRedaction.urls(in: reason.text)))
                 round.finish(SpoolTransition(action.record(for: id), metadata: metadata, fromDirectUpload: upload.isDirect))
                 items[id] = nil
                 if upload.isMultipart { round.finishedMultipart.append((id, true)) }
                 summary.failed += 1
-                round.messages.append("gave up on \(id)\(upload.path.map { " (\($0))" } ?? ""): \(reason); parked in failed/")
+                round.messages.append((.warning, "gave up on \(id)\(upload.path.map { " (\($0))" } ?? ""): \(reason); parked in failed/"))
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .failed, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
-                    size: metadata.size, reason: reason))
+                    size: metadata.size, reason: reason.text))
             case .claimAndUpload, .retry, .purge:
                 preconditionFailure("finish neither claims, retries nor purges")
             }
@@ -290,7 +290,7 @@ extension Engine {
             break
         case .wentDown:
             // An answer that pauses uploads (an S3 configuration problem) is not "unreachable".
-            let what = outcome.httpStatus == nil ? "endpoint unreachable" : "endpoint refuses every upload"
+            let what = outcome.class == .configuration ? "endpoint refuses every upload" : "endpoint unreachable"
             let reason = "\(what) (\(outcome.summary))"
             log.warning("\(reason); pausing uploads and probing, attempts are not counted")
             do {
@@ -312,11 +312,11 @@ extension Engine {
         do {
             status = try spool.status(of: name, at: location)
         } catch {
-            throw EngineItemError("its payload \(SpoolFolder(location.state).rawValue)/\(name) is missing")
+            throw EngineItemError(.blobMissing, "its payload \(SpoolFolder(location.state).rawValue)/\(name) is missing")
         }
-        guard status.type == .regular else { throw EngineItemError("its payload \(name) is not a regular file") }
+        guard status.type == .regular else { throw EngineItemError(.blobChanged, "its payload \(name) is not a regular file") }
         guard status.size == expectedSize else {
-            throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B)")
+            throw EngineItemError(.blobChanged, "its payload changed size (\(status.size) B, spooled as \(expectedSize) B)")
         }
     }
 
@@ -330,21 +330,21 @@ extension Engine {
         do {
             (fd, status) = try spool.openBlob(id, at: location)
         } catch let error as SystemError where error.errno == .tooManySymbolicLinkLevels {
-            throw EngineItemError("its payload \(name) is a symbolic link; nothing was sent")
+            throw EngineItemError(.blobChanged, "its payload \(name) is a symbolic link; nothing was sent")
         } catch let error as SystemError where error.isNotFound {
-            throw EngineItemError("its payload \(name) is missing")
+            throw EngineItemError(.blobMissing, "its payload \(name) is missing")
         }
         guard status.type == .regular, status.size == expectedSize else {
             spool.closeBlob(fd)
-            if status.type != .regular { throw EngineItemError("its payload \(name) is not a regular file; nothing was sent") }
-            throw EngineItemError("its payload changed size (\(status.size) B, spooled as \(expectedSize) B); nothing was sent")
+            if status.type != .regular { throw EngineItemError(.blobChanged, "its payload \(name) is not a regular file; nothing was sent") }
+            throw EngineItemError(.blobChanged, "its payload changed size (\(status.size) B, spooled as \(expectedSize) B); nothing was sent")
         }
         return BlobBody(descriptor: fd, size: expectedSize)
     }
 
     /// Parks an item that cannot be uploaded (unreadable metadata, missing or changed blob) in
     /// failed/, keeping whatever files it has, and carries on.
-    func quarantine(_ id: ItemID, _ lifecycle: ItemLifecycle, reason: String) throws {
+    func quarantine(_ id: ItemID, _ lifecycle: ItemLifecycle, reason: FailureReason) throws {
         items[id] = nil
         observers.itemLeftQueue(id)
         var lifecycle = lifecycle
@@ -352,7 +352,7 @@ extension Engine {
         let action = lifecycle.quarantine(reason: reason)
         let to = lifecycle.location
         var metadata = try? spool.readMetadata(id, at: location)
-        metadata?.failureReason = LogRedaction.urls(in: reason)
+        metadata?.setFailure(FailureReason(reason.code, LogRedaction.urls(in: reason.text)))
         let blob = ItemFileName(id: id, attempt: location.attempt, kind: .blob)
         if (try? spool.status(of: blob, at: location)) != nil {
             if let metadata {
@@ -367,6 +367,6 @@ extension Engine {
         log.warning("\(id) cannot be uploaded: \(reason); parked in failed/")
         observers.itemFinished(ItemOutcomeEvent(
             kind: .failed, id: id, originalName: metadata?.originalName ?? "", httpStatus: metadata?.attempts.last?.httpStatus,
-            size: metadata?.size ?? 0, reason: reason))
+            size: metadata?.size ?? 0, reason: reason.text))
     }
 }

@@ -81,7 +81,7 @@ public final class Engine {
     /// Once stopped by the deadline: when uploads still in flight are cancelled.
     var cancelAt: Timestamp?
     /// Uploads in flight were cancelled on purpose: their cancelled outcomes
-    /// (`UploadOutcome.wasCancelled`) hand the attempts back instead of counting them.
+    /// (`UploadOutcome.cancelled`) hand the attempts back instead of counting them.
     var cancelling = false
     /// `--upload-window`: where the windows stand, as last read (`Engine+Timetables`); nil without.
     var window: WindowState?

@@ -17,7 +17,7 @@ struct Round {
     /// Items in `finished`: they are claimed again only once their files have moved.
     var finishedIDs = Set<ItemID>()
     /// Log lines for finished uploads, written once the round is durable.
-    var messages: [String] = []
+    var messages: [(level: EventLog.Level, text: String)] = []
     /// Items uploaded or parked, told to the engine's observers (`itemFinished`: hooks) once the round is durable.
     var outcomes: [ItemOutcomeEvent] = []
     /// Multipart items that succeeded or failed in this round: their part logs go (a failed

@@ -115,7 +115,7 @@ public final class SpoolMetrics: EngineObserver {
         ]))
         text.gauge("spoold_oldest_pending_age_seconds", "Age of the oldest pending item (0 when none).", oldestAge)
         text.counter("spoold_uploads_total", "Upload attempts finished since start, by outcome.",
-                     [UploadOutcome.Class.success, .retryable, .final, .outage, .throttled].map { ([("outcome", $0.rawValue)], Double(uploads[$0] ?? 0)) })
+                     UploadOutcome.Class.allCases.map { ([("outcome", $0.rawValue)], Double(uploads[$0] ?? 0)) })
         text.counter("spoold_uploaded_bytes_total", "Payload bytes accepted by the endpoint since start.", Double(uploadedBytes))
         text.histogram("spoold_upload_duration_seconds", "Duration of upload attempts, any outcome.", durations)
         text.gauge("spoold_endpoint_up", "1 while the endpoint answers, 0 during an outage (unreachable, or refusing every upload).", engine.outage == nil ? 1 : 0)

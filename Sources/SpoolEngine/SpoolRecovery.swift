@@ -112,19 +112,19 @@ public enum SpoolRecovery {
             let action = lifecycle.recoverInterrupted(policy: policy, earlier: earlier, now: now)
             metadata?.attempts.append(AttemptRecord(
                 number: location.attempt, startedAt: now, finishedAt: now, outcome: "interrupted",
-                error: "spoold stopped during this attempt (crash or kill); it counts against --max-interrupted"))
+                error: "spoold stopped during this attempt (crash or kill); it counts against --max-interrupted", code: "interrupted"))
             switch action {
             case .requeue(_, _, let notBefore):
                 interrupted.append(SpoolTransition(action.record(for: id), metadata: metadata, notBefore: notBefore))
                 outcome.queued[id] = lifecycle
                 outcome.requeued += 1
             case .fail(_, _, let reason):
-                metadata?.failureReason = reason
+                metadata?.setFailure(reason)
                 interrupted.append(SpoolTransition(action.record(for: id), metadata: metadata))
                 outcome.failed += 1
                 outcome.parked.append(ItemOutcomeEvent(
                     kind: .failed, id: id, originalName: metadata?.originalName ?? "", httpStatus: nil,
-                    size: metadata?.size ?? 0, reason: reason))
+                    size: metadata?.size ?? 0, reason: reason.text))
             default:
                 preconditionFailure("recovery only requeues or fails")
             }

@@ -129,12 +129,12 @@ enum SpoolScanner {
                     metadata.setOriginalName(name)
                     metadata.contentType = ContentType.guess(forFileName: FileName.display(IncomingFile(path: name).name))
                 }
-                metadata.failureReason = location.state == .failed ? "metadata was lost in a crash and recreated" : nil
+                if location.state == .failed { metadata.setFailure(FailureReason(.metadata, "metadata was lost in a crash and recreated")) }
                 try spool.writeMetadata(metadata, named: ItemFileName(id: id, attempt: location.attempt, kind: .json).description,
                                         in: SpoolFolder(location.state))
             case .quarantineMissingBlob(let id, let from, let to):
                 var metadata = try? spool.readMetadata(id, at: from)
-                metadata?.failureReason = "its payload (.blob) was missing at start-up"
+                metadata?.setFailure(FailureReason(.blobMissing, "its payload (.blob) was missing at start-up"))
                 try spool.quarantine(id, from: from, to: to, metadata: metadata)
             }
             CrashPoint.recoveryAfterRepair.reached()

@@ -19,7 +19,8 @@ public struct QueueAges: Sendable {
             guard let name = ItemFileName(parsing: entry.name), name.kind == .json else { continue }
             let reasonClass: FailureClass
             if let metadata = try? spool.readMetadata(named: entry.name, in: .failed) {
-                reasonClass = FailureClass.classify(failureReason: metadata.failureReason, lastAttempt: metadata.attempts.last)
+                reasonClass = FailureClass.classify(
+                    failureCode: metadata.failureCode, failureReason: metadata.failureReason, lastAttempt: metadata.attempts.last)
             } else {
                 reasonClass = .metadata  // unreadable or vanished meanwhile: its json is the problem
             }

@@ -32,7 +32,7 @@ public final class RequestPacer: Sendable {
         switch outcome.class {
         case .success: answer = .accepted
         case .throttled: answer = .throttled(reason: outcome.summary)
-        case .retryable, .final, .outage: answer = .other
+        case .retryable, .final, .outage, .configuration: answer = .other
         }
         let random = answer == .accepted || answer == .other ? 0 : unitRandom()
         return rate.withLock {

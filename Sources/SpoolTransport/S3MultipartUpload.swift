@@ -145,7 +145,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         send(step: 0, method: "POST", query: "uploads=", payload: .bytes([]), contentType: request.contentType, headers: request.headers) {
             [self] answer in
             guard let id = S3PartPlan.element("UploadId", in: S3MultipartUpload.text(of: answer)) else {
-                fail(.status(502, excerpt: "CreateMultipartUpload answered without an UploadId"), abortUpload: false)
+                fail(.answered(answer.ruled(.retryable, because: "CreateMultipartUpload answered without an UploadId")), abortUpload: false)
                 return
             }
             uploadID = id
@@ -155,7 +155,7 @@ final class S3MultipartUpload: @unchecked Sendable {
                     try journal.begin(.init(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: id, url: request.url))
                 } catch {
                     // Unrecorded, the upload could never be resumed: aborted.
-                    fail(S3MultipartUpload.journalFailure(error, what: "the multipart upload"), abortUpload: true)
+                    fail(S3MultipartUpload.journalFailure(error, what: "the multipart upload", answer: answer), abortUpload: true)
                     return
                 }
             }
@@ -221,13 +221,13 @@ final class S3MultipartUpload: @unchecked Sendable {
         send(step: number, method: "PUT", query: query, payload: .range(offset: offset, length: length), headers: customerKeyHeaders) {
             [self] answer in
             guard let etag = answer.etag, !etag.isEmpty else {
-                fail(.status(502, excerpt: "UploadPart \(number) answered without an ETag"), abortUpload: false)
+                fail(.answered(answer.ruled(.retryable, because: "UploadPart \(number) answered without an ETag")), abortUpload: false)
                 return
             }
             do {
                 try journal?.record(part: number, etag: etag)
             } catch {
-                fail(S3MultipartUpload.journalFailure(error, what: "part \(number)"), abortUpload: false)
+                fail(S3MultipartUpload.journalFailure(error, what: "part \(number)", answer: answer), abortUpload: false)
                 return
             }
             done[number] = etag
@@ -255,24 +255,25 @@ final class S3MultipartUpload: @unchecked Sendable {
             }
         }) { [self] answer in
             // S3 may answer 200 and still report an error in the body: then it did not say whether it completed.
-            let excerpt = answer.responseExcerpt
+            let excerpt = answer.excerpt
             if let code = S3ErrorClassifier.errorCode(in: excerpt), S3PartPlan.element("ETag", in: excerpt ?? "") == nil {
-                checkCompletion(
-                    doubt: "CompleteMultipartUpload answered HTTP \(answer.httpStatus ?? 200) with S3 error \(code)",
-                    failing: .status(500, excerpt: excerpt))
+                let doubt = "CompleteMultipartUpload answered HTTP \(answer.status) with S3 error \(code)"
+                checkCompletion(doubt: doubt, failing: .answered(HTTPAnswer(status: answer.status, excerpt: excerpt).ruled(.retryable, because: doubt)))
                 return
             }
             journal?.reached(.completed)
-            finish(.status(answer.httpStatus ?? 200, excerpt: excerpt))
+            finish(.status(answer.status, excerpt: excerpt))
         }
     }
 
     /// Whether a completion's failed answer leaves open whether the store made the object: a
     /// 5xx, or a request that went out and got no answer (dropped, timed out). A 4xx is a clear no.
     static func leavesCompletionInDoubt(_ outcome: UploadOutcome) -> Bool {
-        guard !outcome.wasCancelled, outcome.refusal == nil, outcome.spoolFailure == nil else { return false }
-        if let status = outcome.httpStatus { return status >= 500 }
-        return !outcome.failedBeforeSending
+        switch outcome {
+        case .answered(let answer): answer.status >= 500
+        case .failed(let failure): !failure.beforeSending
+        case .refused, .cancelled, .spoolFailure: false
+        }
     }
 
     /// The completion's answer was unclear: ListParts, then (the upload gone) HEAD of the key.
@@ -311,7 +312,7 @@ final class S3MultipartUpload: @unchecked Sendable {
                     inFlight[0] = nil
                     guard !finished else { return }
                     guard let md5 else {
-                        fail(.refused(request.body.failure ?? "cannot read the blob to compare it with the object at the key"), abortUpload: false)
+                        fail(.refusal(.blobChanged, request.body.failure ?? "cannot read the blob to compare it with the object at the key"), abortUpload: false)
                         return
                     }
                     var withMD5 = expected
@@ -335,9 +336,7 @@ final class S3MultipartUpload: @unchecked Sendable {
             let discarded = parts ?? done
             startOver(.uploadGone, detail: why, old: nil, discarding: discarded, stillExists: false, after: outcome)
         case .retryLater, .headObject:
-            var outcome = outcome
-            outcome.responseBody = nil
-            fail(outcome, abortUpload: false)
+            fail(outcome.withoutBody, abortUpload: false)
         }
     }
 
@@ -374,9 +373,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         stillExists: Bool, after outcome: UploadOutcome?
     ) {
         guard !startedOver || outcome == nil else {
-            var outcome = outcome!
-            outcome.responseBody = nil
-            fail(outcome, abortUpload: false)
+            fail(outcome!.withoutBody, abortUpload: false)
             return
         }
         startedOver = true
@@ -393,7 +390,7 @@ final class S3MultipartUpload: @unchecked Sendable {
                 } catch is PartJournalRefusal {
                     abort(uploadID: oldUpload.uploadID, url: oldUpload.url)  // unrecordable: best effort
                 } catch {
-                    fail(S3MultipartUpload.journalFailure(error, what: "the abort of the old upload"), abortUpload: false)
+                    fail(.spoolFailure("cannot record the abort of the old upload in the spool's part log: \(error)"), abortUpload: false)
                     return
                 }
             } else {
@@ -422,7 +419,7 @@ final class S3MultipartUpload: @unchecked Sendable {
     private func send(
         step: Int, method: String, query: String, payload: UploadRequest.Payload, contentType: String? = nil,
         headers: [String: String], gone: (@Sendable (UploadOutcome) -> Void)? = nil,
-        otherwise: (@Sendable (UploadOutcome) -> Void)? = nil, then: @escaping @Sendable (UploadOutcome) -> Void
+        otherwise: (@Sendable (UploadOutcome) -> Void)? = nil, then: @escaping @Sendable (HTTPAnswer) -> Void
     ) {
         guard !finished else { return }
         // Held in flight while it waits for its token, so the attempt neither completes nor
@@ -442,13 +439,17 @@ final class S3MultipartUpload: @unchecked Sendable {
         step: Int, method: String, query: String, payload: UploadRequest.Payload, contentType: String?,
         headers: [String: String], cancellation: RequestCancellation, startedAt: Timestamp,
         gone: (@Sendable (UploadOutcome) -> Void)?, otherwise: (@Sendable (UploadOutcome) -> Void)?,
-        then: @escaping @Sendable (UploadOutcome) -> Void
+        then: @escaping @Sendable (HTTPAnswer) -> Void
     ) {
         guard let signed = S3MultipartUpload.stepRequest(
             request, method: method, query: query, payload: payload, contentType: contentType ?? request.contentType,
             headers: headers, signer: signer, clock: clock)
         else {
-            fail(.refused(request.body.failure ?? "invalid upload URL '\(request.url)'"), abortUpload: false)
+            if let failure = request.body.failure {
+                fail(.refusal(.blobChanged, failure), abortUpload: false)
+            } else {
+                fail(.refusal(.urlRefused, "invalid upload URL '\(request.url)'"), abortUpload: false)
+            }
             return
         }
         var stepRequest = signed
@@ -457,8 +458,7 @@ final class S3MultipartUpload: @unchecked Sendable {
             work.async { [self] in
                 inFlight[step] = nil
                 guard !finished else { return }
-                var outcome = outcome
-                if !outcome.wasCancelled, let pacer {
+                if !outcome.isCancelled, let pacer {
                     let judged = S3ErrorClassifier.judge(outcome)
                     pacer.answered(judged, startedAt: startedAt, now: clock.now(), unitRandom: clock.unitRandom())
                     if judged.class == .throttled {
@@ -469,27 +469,21 @@ final class S3MultipartUpload: @unchecked Sendable {
                         return
                     }
                 }
-                if outcome.wasCancelled {
+                switch outcome {
+                case .cancelled:
                     fail(.cancelled, abortUpload: false)
-                } else if let status = outcome.httpStatus, outcome.refusal == nil {
-                    if (200..<300).contains(status) {
-                        then(outcome)
-                    } else if let gone, S3MultipartUpload.saysGone(status: status, code: S3ErrorClassifier.errorCode(in: outcome.responseExcerpt)) {
-                        gone(outcome)
-                    } else if let otherwise {
-                        otherwise(outcome)
-                    } else {
-                        outcome.responseBody = nil
-                        fail(outcome, abortUpload: false)
-                    }
-                } else if let failure = request.body.failure {
-                    // The blob changed under us (blobs never change once spooled): an item error, not the network's.
-                    fail(.refused(failure), abortUpload: false)
-                } else if let otherwise {
-                    otherwise(outcome)
-                } else {
-                    outcome.responseBody = nil
-                    fail(outcome, abortUpload: false)
+                case .answered(let answer) where (200..<300).contains(answer.status):
+                    then(answer)
+                case .answered(let answer)
+                where gone != nil && S3MultipartUpload.saysGone(status: answer.status, code: S3ErrorClassifier.errorCode(in: answer.excerpt)):
+                    gone!(outcome)
+                case .failed where request.body.failure != nil:
+                    // The blob changed under us (a spooled blob never may): an item error, not the network's.
+                    fail(.refusal(.blobChanged, request.body.failure!), abortUpload: false)
+                case .answered, .failed:
+                    if let otherwise { otherwise(outcome) } else { fail(outcome.withoutBody, abortUpload: false) }
+                case .refused, .spoolFailure:
+                    fail(outcome.withoutBody, abortUpload: false)
                 }
             }
         }
@@ -544,7 +538,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         guard !finished else { return }
         for cancellation in inFlight.values { cancellation.cancel() }
         inFlight.removeAll()
-        if let uploadID, abortUpload || journal == nil, !outcome.wasCancelled {
+        if let uploadID, abortUpload || journal == nil, !outcome.isCancelled {
             abort(uploadID: uploadID, url: request.url)
         }
         finish(outcome)
@@ -579,19 +573,19 @@ final class S3MultipartUpload: @unchecked Sendable {
         guard var step = stepRequest(
             item, method: "DELETE", query: query, payload: .none, contentType: item.contentType, headers: [:], signer: signer, clock: clock)
         else {
-            then(.refused("invalid upload URL '\(url)'"))
+            then(.refusal(.urlRefused, "invalid upload URL '\(url)'"))
             return
         }
         step.deadlineSeconds = deadlineSeconds
         transport.start(step, completion: then)
     }
 
-    /// The outcome of a journal write that threw: a record too long for the log is the store's
-    /// doing (retried like a bad answer); anything else is the spool failing, which stops the
-    /// daemon, never a retry that trusts a second fsync.
-    static func journalFailure(_ error: any Error, what: String) -> UploadOutcome {
+    /// The outcome of a journal write that threw after `answer`: a record too long for the log is
+    /// the store's doing (its answer ruled retryable, like any answer spoold cannot use); anything
+    /// else is the spool failing, which stops the daemon, never a retry that trusts a second fsync.
+    static func journalFailure(_ error: any Error, what: String, answer: HTTPAnswer) -> UploadOutcome {
         if let refusal = error as? PartJournalRefusal {
-            return .status(502, excerpt: "cannot record \(what): \(refusal)")
+            return .answered(answer.ruled(.retryable, because: "cannot record \(what): \(refusal)"))
         }
         return .spoolFailure("cannot record \(what) in the spool's part log: \(error)")
     }
@@ -602,7 +596,7 @@ final class S3MultipartUpload: @unchecked Sendable {
     }
 
     /// The kept answer of a step as text (its XML).
-    static func text(of answer: UploadOutcome) -> String { String(decoding: answer.responseBody ?? [], as: UTF8.self) }
+    static func text(of answer: HTTPAnswer) -> String { String(decoding: answer.body ?? [], as: UTF8.self) }
 
     /// The contents of every `<Tag>…</Tag>` in an XML answer, in order.
     static func elements(_ tag: String, in xml: String) -> [String] {

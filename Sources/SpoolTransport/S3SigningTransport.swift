@@ -74,7 +74,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
 
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let origin = HTTPOrigin(request.url) else {
-            completion(.refused("invalid upload URL '\(request.url)'"))
+            completion(.refusal(.urlRefused, "invalid upload URL '\(request.url)'"))
             return
         }
         // Checked before anything is signed (every x-amz-* header is, with the daemon's key), and
@@ -109,7 +109,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
                 payloadHash = SigV4Signer.hex(try request.bodySHA256())
             } catch {
                 waiting.withLock { _ = $0.removeValue(forKey: key) }
-                completion(.network("could not hash the payload for S3: \(error)"))
+                completion(.failed(.bodyUnhashable("hash the payload for S3", "\(error)")))
                 return
             }
             guard waiting.withLock({ $0.removeValue(forKey: key) }) == false else {
@@ -135,7 +135,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     /// `outcome` as it is, noting whether the store refused the credentials (an answer that does
     /// not ends that), so the next request reads them again (`currentSigner`).
     private func notingCredentialRefusal(_ outcome: UploadOutcome) -> UploadOutcome {
-        if rereadCredentials != nil, outcome.httpStatus != nil {
+        if rereadCredentials != nil, outcome.answer != nil {
             let refused = S3ErrorClassifier.refusesCredentials(outcome)
             signing.withLock { $0.refused = refused }
         }

@@ -199,7 +199,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     public func start(_ request: UploadRequest, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         guard let url = URL(string: request.url), HTTPOrigin(request.url) != nil else {
             request.release()
-            completion(.refused("invalid upload URL '\(request.url)'"))
+            completion(.refusal(.urlRefused, "invalid upload URL '\(request.url)'"))
             return
         }
         // Foundation drops a field it cannot send, silently: refused here instead, with why.
@@ -232,7 +232,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
             let value = algorithm.headerValue(digest: try BodyDigest.sha256(of: request.bodyParts))
             state.withLock { state in state.attempts[key]?.contentDigest = value }
         } catch {
-            finish(key, .network("could not compute the Content-Digest: \(error)"))
+            finish(key, .failed(.bodyUnhashable("compute the Content-Digest", "\(error)")))
             return
         }
         send(key, to: url)
@@ -322,7 +322,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         }
         guard let found else { return }
         if let failure = found.request.body.failure {
-            finish(key, .refused(failure))
+            finish(key, .refusal(.blobChanged, failure))
             return
         }
         if let http = response as? HTTPURLResponse, error == nil {
@@ -344,23 +344,23 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
                 starts.async { [weak self] in self?.send(key, to: next) }
                 return
             case .refuse(let reason):
-                finish(key, .refused(reason, status: http.statusCode, excerpt: excerpt))
+                finish(key, .refusal(.redirectRefused, reason, status: http.statusCode, excerpt: excerpt))
                 return
             case .notARedirect:
                 break
             }
-            var outcome = UploadOutcome.status(http.statusCode, excerpt: excerpt)
-            outcome.etag = http.value(forHTTPHeaderField: "ETag")
-            outcome.contentLength = http.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
+            var answer = HTTPAnswer(status: http.statusCode, excerpt: excerpt)
+            answer.etag = http.value(forHTTPHeaderField: "ETag")
+            answer.contentLength = http.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }
             let keep = max(answerLimit, found.request.answerKeep)
             if keep > 0 {
-                outcome.responseBody = Array(bytes.prefix(keep))
-                outcome.responseBodyTruncated = received > Int64(keep)
+                answer.body = Array(bytes.prefix(keep))
+                answer.bodyTruncated = received > Int64(keep)
             }
             if let value = http.value(forHTTPHeaderField: "Retry-After") {
-                outcome.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
+                answer.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date())
             }
-            finish(key, outcome)
+            finish(key, .answered(answer))
             return
         }
         finish(key, URLSessionTransport.networkOutcome(error))
@@ -418,11 +418,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
     /// Connections reset by the watch of bytes never handed over (`watchUndelivered`), so far.
     public var connectionsResetForUndeliveredBytes: Int { undeliveredResets.load(ordering: .relaxed) }
 
-    private var stallOutcome: UploadOutcome {
-        .network(
-            "stalled: no body byte taken for \(URLSessionTransport.seconds(quietLimitSeconds)) with the connection writable and "
-                + "nothing queued (a lost write event in libdispatch; README Known limits)")
-    }
+    private var stallOutcome: UploadOutcome { .failed(.stalled(quietSeconds: quietLimitSeconds)) }
 
     /// Resumes or suspends the sweeper, balanced; call under `state`'s lock.
     private func setSweeping(_ on: Bool) {
@@ -440,9 +436,7 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         attempt.completion(outcome)
     }
 
-    private var timeoutOutcome: UploadOutcome {
-        .network("no complete answer within the \(URLSessionTransport.seconds(deadlineSeconds)) deadline (--timeout)")
-    }
+    private var timeoutOutcome: UploadOutcome { .failed(.deadline(seconds: deadlineSeconds)) }
 
     // MARK: - URLSession delegate (its serial delegate queue)
 
@@ -542,14 +536,23 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         let fallback = nsError?.localizedDescription ?? "unknown error"
         // libcurl's TLS failures reach us as code -1 with curl's text ("SSL certificate problem: ...").
         if code == .unknown, isTLSFailure(fallback) {
-            return .network("TLS handshake failed: \(fallback)", beforeSending: true)
+            return .failed(.tlsHandshake(fallback))
         }
         // So do libcurl's limits on an answer's head: Foundation passes only its text on (see
         // `UploadOutcome.answerHeadTooLarge`).
         if code == .unknown, fallback == "Out of memory" || fallback.hasPrefix("Too large response headers") {
-            return .answerHeadTooLarge
+            return .failed(.answerHeadTooLarge)
         }
-        return .network(describe(code, fallback: fallback), beforeSending: isUnreachable(code))
+        switch code {
+        case .cannotConnectToHost: return .failed(.connectionRefused)
+        case .cannotFindHost, .dnsLookupFailed: return .failed(.hostNotFound)
+        case .notConnectedToInternet: return .failed(.noNetwork)
+        case .timedOut: return .failed(.idleTimeout)
+        case .networkConnectionLost: return .failed(.connectionLost)
+        case .badServerResponse: return .failed(.badResponse(nil))
+        case .secureConnectionFailed: return .failed(.tlsHandshake(nil))
+        default: return .failed(.unidentified(describe(code, fallback: fallback), beforeSending: isUnreachable(code)))
+        }
     }
 
     static func isTLSFailure(_ text: String) -> Bool {

@@ -45,7 +45,7 @@ public struct UploadRequest: Sendable {
     /// Whether the transport closes `body` when the request ends. The parts of one upload share
     /// the blob's descriptor: the upload closes it once, when its attempt ends.
     public var ownsBody = true
-    /// Bytes of the answer kept in the outcome's `responseBody` at least (an S3 step's XML); the
+    /// Bytes of the answer kept in the outcome's `HTTPAnswer.body` at least (an S3 step's XML); the
     /// answer is still cut at 1 MiB, whose status then is the outcome.
     public var answerKeep = 0
     /// Whether a redirect `RedirectPolicy` allows is followed; false: a 3xx is the outcome.
@@ -88,7 +88,7 @@ public struct UploadRequest: Sendable {
 
     /// The outcome of a request refused by `headerProblem`: final, nothing was sent.
     public static func refusedHeaders(_ problem: String) -> UploadOutcome {
-        .refused("not sent: \(problem)")
+        .refusal(.headerRefused, "not sent: \(problem)")
     }
 
     /// SHA-256 of the exact bytes the body sends (`BodyDigest`), for `Content-Digest`.

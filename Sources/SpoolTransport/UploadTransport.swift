@@ -20,7 +20,7 @@ public protocol UploadTransport: Sendable {
 extension UploadTransport {
     /// HTTP targets keep no uploads to abort.
     public func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void) {
-        completion(.refused("spoold is not uploading to an S3 store: it cannot abort multipart upload \(abort.uploadID)"))
+        completion(.refusal(.unsupported, "spoold is not uploading to an S3 store: it cannot abort multipart upload \(abort.uploadID)"))
     }
 
     /// Nothing of its own to end (URLSession's threads belong to Foundation).

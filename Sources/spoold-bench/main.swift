@@ -167,7 +167,7 @@ func upload(_ arguments: Arguments) {
                 contentType: "application/octet-stream", headers: [:])
             transport.start(request) { outcome in
                 let success = (outcome.httpStatus ?? 0) / 100 == 2
-                loop.finished(success: success, size: size, error: "\(outcome.httpStatus.map(String.init) ?? outcome.networkError ?? "?")")
+                loop.finished(success: success, size: size, error: "\(outcome.httpStatus.map(String.init) ?? outcome.errorText ?? "?")")
             }
         } else if let session {
             var request = URLRequest(url: URL(string: target)!)

@@ -159,6 +159,7 @@ final class DrainTests: XCTestCase {
         XCTAssertEqual(failed.count, 2)
         let json = try spool.json("failed/" + failed.first { $0.hasSuffix(".json") }!)
         XCTAssertTrue((json["failureReason"] as? String ?? "").contains("broken.txt.meta.json"), "\(json)")
+        XCTAssertEqual(json["failureCode"] as? String, "sidecar")
         XCTAssertEqual(spool.files(in: "incoming"), [], "sidecars are consumed with their file")
     }
 

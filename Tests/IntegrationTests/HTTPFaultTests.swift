@@ -81,6 +81,8 @@ class HTTPFaultTests: XCTestCase {
         XCTAssertEqual(attempts[0]["outcome"] as? String, "final")
         XCTAssertEqual(attempts[0]["responseExcerpt"] as? String, "field 'x' is invalid")
         XCTAssertTrue((json["failureReason"] as? String ?? "").contains("HTTP 400"), "\(json)")
+        XCTAssertEqual(json["failureCode"] as? String, "server_refused")
+        XCTAssertNil(attempts[0]["code"], "an answer's status says it")
     }
 
     func testConnectionDroppedMidBody_isRetried_thenSucceeds() throws {
@@ -292,6 +294,8 @@ class HTTPFaultTests: XCTestCase {
         for name in spool.files(in: "failed") where name.hasSuffix(".json") {
             let json = try spool.json("failed/" + name)
             reasons[json["originalName"] as? String ?? ""] = json["failureReason"] as? String
+            XCTAssertEqual(json["failureCode"] as? String, "redirect_refused", "\(json)")
+            XCTAssertEqual((json["attempts"] as? [[String: Any]])?.last?["code"] as? String, "redirect_refused", "\(json)")
         }
         XCTAssertTrue(reasons["cross.txt"]?.contains("another origin") == true, "\(reasons)")
         XCTAssertTrue(reasons["cross.txt"]?.contains("--allow-redirect-host") == true, "\(reasons)")

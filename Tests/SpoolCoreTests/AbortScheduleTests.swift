@@ -17,7 +17,7 @@ final class AbortScheduleTests: XCTestCase {
         XCTAssertEqual(AbortSchedule.judge(error(404, "NoSuchUpload")), .confirmed, "gone anyway")
         XCTAssertEqual(AbortSchedule.judge(error(503, "SlowDown")), .retry)
         XCTAssertEqual(AbortSchedule.judge(.status(500)), .retry)
-        XCTAssertEqual(AbortSchedule.judge(.network("connection refused", beforeSending: true)), .retry)
+        XCTAssertEqual(AbortSchedule.judge(.failed(.connectionRefused)), .retry)
         XCTAssertEqual(AbortSchedule.judge(error(403, "InvalidAccessKeyId")), .retry, "a configuration problem the operator may fix")
         guard case .refused = AbortSchedule.judge(error(405, "MethodNotAllowed")) else { return XCTFail("a 4xx no retry changes") }
     }
@@ -37,8 +37,7 @@ final class AbortScheduleTests: XCTestCase {
         guard case .retry(let at, _) = schedule.ended(first[1].uploadID, outcome: .status(503), policy: policy, now: t0, unitRandom: 1)
         else { return XCTFail() }
         XCTAssertEqual(t0.seconds(until: at), 1, accuracy: 0.001, "first failure: base delay")
-        var slow = UploadOutcome.status(503)
-        slow.retryAfterSeconds = 42
+        let slow = UploadOutcome.answered(HTTPAnswer(status: 503, retryAfterSeconds: 42))
         guard case .retry(let later, _) = schedule.ended(first[2].uploadID, outcome: slow, policy: policy, now: t0, unitRandom: 0)
         else { return XCTFail() }
         XCTAssertEqual(t0.seconds(until: later), 42, accuracy: 0.001)

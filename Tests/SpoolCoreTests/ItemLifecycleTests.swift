@@ -23,7 +23,8 @@ final class ItemLifecycleTests: XCTestCase {
         guard case .fail(let from, let to, let reason) = item.claim() else { return XCTFail("claimed") }
         XCTAssertEqual(from, ItemLocation(.pending, attempt: 9_999))
         XCTAssertEqual(to, ItemLocation(.failed, attempt: 9_999))
-        XCTAssertTrue(reason.contains("spoold retry"), reason)
+        XCTAssertTrue(reason.text.contains("spoold retry"), reason.text)
+        XCTAssertEqual(reason.code, .attemptLimit)
         XCTAssertEqual(item.state, .failed)
     }
 
@@ -46,8 +47,9 @@ final class ItemLifecycleTests: XCTestCase {
         guard case .fail(let from, let to, let reason) = last else { return XCTFail("\(last)") }
         XCTAssertEqual(from, ItemLocation(.inflight, attempt: 3))
         XCTAssertEqual(to, ItemLocation(.failed, attempt: 3))
-        XCTAssertTrue(reason.contains("HTTP 500"), reason)
-        XCTAssertTrue(reason.contains("3 of 3"), reason)
+        XCTAssertTrue(reason.text.contains("HTTP 500"), reason.text)
+        XCTAssertTrue(reason.text.contains("3 of 3"), reason.text)
+        XCTAssertEqual(reason.code, .attemptsUsed)
         XCTAssertEqual(item.state, .failed)
         XCTAssertFalse(item.isDue(at: now.adding(seconds: 1e6)))
     }
@@ -83,7 +85,8 @@ final class ItemLifecycleTests: XCTestCase {
         guard case .fail(let from, let to, let reason) = action else { return XCTFail("\(action)") }
         XCTAssertEqual(from, ItemLocation(.inflight, attempt: 1))
         XCTAssertEqual(to, ItemLocation(.failed, attempt: 1))
-        XCTAssertTrue(reason.contains("HTTP 400"), reason)
+        XCTAssertTrue(reason.text.contains("HTTP 400"), reason.text)
+        XCTAssertEqual(reason.code, .serverRefused)
     }
 
     func testOutage_handsTheAttemptBack_andNeverFails() {
@@ -92,7 +95,7 @@ final class ItemLifecycleTests: XCTestCase {
             let now = t0.adding(seconds: Double(i))
             _ = item.claim()
             XCTAssertEqual(
-                item.finish(.network("connection refused", beforeSending: true), policy: policy, now: now, unitRandom: 0.9),
+                item.finish(.failed(.connectionRefused), policy: policy, now: now, unitRandom: 0.9),
                 .handBack(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 0), notBefore: now))
             XCTAssertEqual(item.location, ItemLocation(.pending, attempt: 0))
             XCTAssertTrue(item.isDue(at: now))
@@ -103,17 +106,15 @@ final class ItemLifecycleTests: XCTestCase {
         var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 2), notBefore: t0)
         _ = item.claim()
         XCTAssertEqual(
-            item.finish(.network("no route", beforeSending: true), policy: policy, now: t0, unitRandom: 0),
+            item.finish(.failed(.noNetwork), policy: policy, now: t0, unitRandom: 0),
             .handBack(from: ItemLocation(.inflight, attempt: 3), to: ItemLocation(.pending, attempt: 2), notBefore: t0))
     }
 
     /// A throttled answer (429, 503 with Retry-After, S3 SlowDown) is no verdict on the item: its
     /// attempt is handed back however often it comes, after earlier failures too.
     func testThrottled_handsTheAttemptBack_andNeverFails() {
-        var busy = UploadOutcome.status(503)
-        busy.retryAfterSeconds = 30
-        var slowDown = UploadOutcome.status(503, excerpt: "<Error><Code>SlowDown</Code></Error>")
-        slowDown.ruledClass = .throttled
+        let busy = UploadOutcome.answered(HTTPAnswer(status: 503, retryAfterSeconds: 30))
+        let slowDown = UploadOutcome.answered(HTTPAnswer(status: 503, excerpt: "<Error><Code>SlowDown</Code></Error>").ruled(.throttled, because: "S3 SlowDown"))
         var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 2), notBefore: t0)
         for (i, outcome) in Array(repeating: [UploadOutcome.status(429), busy, slowDown], count: 30).joined().enumerated() {
             let now = t0.adding(seconds: Double(i))
@@ -127,7 +128,7 @@ final class ItemLifecycleTests: XCTestCase {
     func testNetworkErrorAfterSending_countsAsAnAttempt() {
         var item = fresh()
         _ = item.claim()
-        guard case .requeue(_, let to, _) = item.finish(.network("reset", beforeSending: false), policy: policy, now: t0, unitRandom: 0)
+        guard case .requeue(_, let to, _) = item.finish(.failed(.connectionLost), policy: policy, now: t0, unitRandom: 0)
         else { return XCTFail() }
         XCTAssertEqual(to, ItemLocation(.pending, attempt: 1))
     }
@@ -135,7 +136,7 @@ final class ItemLifecycleTests: XCTestCase {
     func testRetryAfter_isRespected() {
         var item = fresh()
         _ = item.claim()
-        let outcome = UploadOutcome(httpStatus: 500, retryAfterSeconds: 120)
+        let outcome = UploadOutcome.answered(HTTPAnswer(status: 500, retryAfterSeconds: 120))
         XCTAssertEqual(
             item.finish(outcome, policy: policy, now: t0, unitRandom: 0.99),
             .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1), notBefore: t0.adding(seconds: 120)))
@@ -144,7 +145,7 @@ final class ItemLifecycleTests: XCTestCase {
     func testRetryAfter_isCappedByMaximumBackoff() {
         var item = fresh()
         _ = item.claim()
-        let outcome = UploadOutcome(httpStatus: 502, retryAfterSeconds: 86_400)
+        let outcome = UploadOutcome.answered(HTTPAnswer(status: 502, retryAfterSeconds: 86_400))
         let action = item.finish(outcome, policy: RetryPolicy(maximumBackoffSeconds: 60), now: t0, unitRandom: 0)
         XCTAssertEqual(action, .requeue(from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1), notBefore: t0.adding(seconds: 60)))
     }
@@ -183,7 +184,7 @@ final class ItemLifecycleTests: XCTestCase {
         let action = item.finish(.status(500), policy: policy, earlier: AttemptTally(answered: 2, interrupted: 1), now: t0, unitRandom: 0)
         guard case .fail(_, let to, let reason) = action else { return XCTFail("\(action)") }
         XCTAssertEqual(to, ItemLocation(.failed, attempt: 4))
-        XCTAssertEqual(reason, "HTTP 500 on attempt 4 (3 of 3 answered attempts used)")
+        XCTAssertEqual(reason, FailureReason(.attemptsUsed, "HTTP 500 on attempt 4 (3 of 3 answered attempts used)"))
     }
 
     func testFinish_afterAnInterruptedAttempt_hasAnsweredAttemptsLeft() {
@@ -201,8 +202,8 @@ final class ItemLifecycleTests: XCTestCase {
         guard case .fail(let from, let to, let reason) = action else { return XCTFail("\(action)") }
         XCTAssertEqual(from, ItemLocation(.inflight, attempt: 10))
         XCTAssertEqual(to, ItemLocation(.failed, attempt: 10))
-        XCTAssertEqual(reason, "interrupted on attempt 10: spoold stopped mid-upload 10 times (at most 10)")
-        XCTAssertEqual(FailureClass.classify(failureReason: reason, lastAttempt: nil), .interrupted)
+        XCTAssertEqual(reason, FailureReason(.interrupted, "interrupted on attempt 10: spoold stopped mid-upload 10 times (at most 10)"))
+        XCTAssertEqual(FailureClass.classify(failureCode: reason.code.rawValue, failureReason: reason.text, lastAttempt: nil), .interrupted)
     }
 
     func testRecoverInterrupted_failsWhenTheAnsweredAttemptsAreUsedUp() {
@@ -210,7 +211,7 @@ final class ItemLifecycleTests: XCTestCase {
         var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 4), notBefore: t0)
         let action = item.recoverInterrupted(policy: policy, earlier: AttemptTally(answered: 3, interrupted: 0), now: t0)
         guard case .fail(_, _, let reason) = action else { return XCTFail("\(action)") }
-        XCTAssertEqual(reason, "interrupted on attempt 4: 3 of 3 answered attempts used")
+        XCTAssertEqual(reason, FailureReason(.interrupted, "interrupted on attempt 4: 3 of 3 answered attempts used"))
     }
 
     func testCrashingOnEveryAttempt_givesUpAfterTheInterruptedBudget() {
@@ -283,8 +284,10 @@ final class ItemLifecycleTests: XCTestCase {
     func testQuarantine_parksThePendingItemInFailed_withItsAttemptsCounted() {
         var item = ItemLifecycle(location: ItemLocation(.pending, attempt: 2), notBefore: t0)
         XCTAssertEqual(
-            item.quarantine(reason: "its payload changed size"),
-            .fail(from: ItemLocation(.pending, attempt: 2), to: ItemLocation(.failed, attempt: 2), reason: "its payload changed size"))
+            item.quarantine(reason: FailureReason(.blobChanged, "its payload changed size")),
+            .fail(
+                from: ItemLocation(.pending, attempt: 2), to: ItemLocation(.failed, attempt: 2),
+                reason: FailureReason(.blobChanged, "its payload changed size")))
         XCTAssertEqual(item.state, .failed)
     }
 

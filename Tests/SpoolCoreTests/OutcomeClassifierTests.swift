@@ -19,36 +19,54 @@ final class OutcomeClassifierTests: XCTestCase {
     /// A 503 that says when to come back asks for less, like a 429; a bare 503 cannot be told
     /// from a server failing this item, so it counts like a 500.
     func test503_isThrottling_onlyWithRetryAfter() {
-        XCTAssertEqual(UploadOutcome(httpStatus: 503, retryAfterSeconds: 0).class, .throttled)
-        XCTAssertEqual(UploadOutcome(httpStatus: 503, retryAfterSeconds: 30).class, .throttled)
-        XCTAssertEqual(UploadOutcome(httpStatus: 503).class, .retryable)
-        XCTAssertEqual(UploadOutcome(httpStatus: 429).class, .throttled)
-        XCTAssertEqual(UploadOutcome(httpStatus: 500, retryAfterSeconds: 30).class, .retryable, "other statuses keep their class")
-        XCTAssertEqual(UploadOutcome(httpStatus: 502, retryAfterSeconds: 30).class, .retryable)
+        XCTAssertEqual(UploadOutcome.answered(HTTPAnswer(status: 503, retryAfterSeconds: 0)).class, .throttled)
+        XCTAssertEqual(UploadOutcome.answered(HTTPAnswer(status: 503, retryAfterSeconds: 30)).class, .throttled)
+        XCTAssertEqual(UploadOutcome.status(503).class, .retryable)
+        XCTAssertEqual(UploadOutcome.status(429).class, .throttled)
+        XCTAssertEqual(UploadOutcome.answered(HTTPAnswer(status: 500, retryAfterSeconds: 30)).class, .retryable, "other statuses keep their class")
+        XCTAssertEqual(UploadOutcome.answered(HTTPAnswer(status: 502, retryAfterSeconds: 30)).class, .retryable)
     }
 
     /// `--retry-on 429` and `--final-on 503` still win: an operator can make a throttle count.
     func testRules_winOverThrottling() {
         let rules = OutcomeRules(retryOn: try! StatusList.parse(["429"]), finalOn: try! StatusList.parse(["503"]))
         XCTAssertEqual(rules.judge(.status(429)).class, .retryable)
-        XCTAssertEqual(rules.judge(UploadOutcome(httpStatus: 503, retryAfterSeconds: 5)).class, .final)
+        XCTAssertEqual(rules.judge(UploadOutcome.answered(HTTPAnswer(status: 503, retryAfterSeconds: 5))).class, .final)
         XCTAssertEqual(OutcomeRules().judge(.status(429)).class, .throttled)
     }
 
     func testNetworkError_beforeSendingIsAnOutage_afterIsRetryable() {
-        XCTAssertEqual(UploadOutcome.network("connection refused", beforeSending: true).class, .outage)
-        XCTAssertEqual(UploadOutcome.network("connection reset", beforeSending: false).class, .retryable)
-        XCTAssertEqual(UploadOutcome.network("timed out").class, .retryable)
+        XCTAssertEqual(UploadOutcome.failed(.connectionRefused).class, .outage)
+        XCTAssertEqual(UploadOutcome.failed(.tlsHandshake("certificate expired")).class, .outage)
+        XCTAssertEqual(UploadOutcome.failed(.connectionLost).class, .retryable)
+        XCTAssertEqual(UploadOutcome.failed(.idleTimeout).class, .retryable)
+        XCTAssertEqual(UploadOutcome.failed(.deadline(seconds: 30)).class, .retryable)
+        XCTAssertEqual(UploadOutcome.failed(.unidentified("odd", beforeSending: true)).class, .outage)
     }
 
-    func testStatus_winsOverNetworkFlags() {
-        XCTAssertEqual(UploadOutcome(httpStatus: 200, networkError: "x", failedBeforeSending: true).class, .success)
-        XCTAssertEqual(UploadOutcome(httpStatus: 404, failedBeforeSending: true).class, .final)
+    /// spoold's refusals are final whatever the status; a cancel is no verdict.
+    func testRefusal_isFinal_cancelIsNoVerdict() {
+        XCTAssertEqual(UploadOutcome.refusal(.redirectRefused, "redirect 301 not followed", status: 301).class, .final)
+        XCTAssertEqual(UploadOutcome.refusal(.blobChanged, "its payload shrank").class, .final)
+        XCTAssertEqual(UploadOutcome.cancelled.class, .retryable)
+        XCTAssertTrue(UploadOutcome.Class.configuration.handsBack)
+        XCTAssertTrue(UploadOutcome.Class.configuration.pausesUploads)
+        XCTAssertFalse(UploadOutcome.Class.throttled.pausesUploads)
+    }
+
+    /// The attempt history's code: the failure's kind or the refusal's code, none for an answer.
+    func testCode_isTheKindOrTheRefusal_noneForAnAnswer() {
+        XCTAssertNil(UploadOutcome.status(500).code)
+        XCTAssertEqual(UploadOutcome.failed(.connectionLost).code, "connection_lost")
+        XCTAssertEqual(UploadOutcome.failed(.deadline(seconds: 0.5)).code, "deadline")
+        XCTAssertEqual(UploadOutcome.refusal(.headerRefused, "not sent").code, "header_refused")
     }
 
     func testSummary() {
         XCTAssertEqual(UploadOutcome.status(503).summary, "HTTP 503")
-        XCTAssertEqual(UploadOutcome.network("connection refused").summary, "connection refused")
-        XCTAssertEqual(UploadOutcome().summary, "unknown error")
+        XCTAssertEqual(UploadOutcome.failed(.connectionRefused).summary, "connection refused")
+        XCTAssertEqual(UploadOutcome.failed(.deadline(seconds: 0.5)).summary, "no complete answer within the 0.5 s deadline (--timeout)")
+        XCTAssertEqual(UploadOutcome.failed(.deadline(seconds: 30)).summary, "no complete answer within the 30 s deadline (--timeout)")
+        XCTAssertEqual(UploadOutcome.cancelled.summary, "cancelled")
     }
 }

@@ -37,12 +37,12 @@ final class OutcomeRulesTests: XCTestCase {
         XCTAssertEqual(rules.judge(.status(403)).class, .final, "not listed: default")
         XCTAssertEqual(rules.judge(.status(501)).class, .final)
         XCTAssertEqual(rules.judge(.status(502)).class, .retryable, "not listed: default")
-        XCTAssertEqual(rules.judge(.network("reset")).class, .retryable, "no status: default")
+        XCTAssertEqual(rules.judge(.failed(.connectionLost)).class, .retryable, "no status: default")
     }
 
     func testRefusal_staysFinal_evenIfItsStatusIsListed() throws {
         let rules = OutcomeRules(retryOn: try StatusList.parse(["301"]))
-        XCTAssertEqual(rules.judge(.refused("redirect not followed", status: 301)).class, .final)
+        XCTAssertEqual(rules.judge(.refusal(.redirectRefused, "redirect not followed", status: 301)).class, .final)
     }
 
     func testConflictingStatuses() throws {
@@ -63,6 +63,6 @@ final class OutcomeRulesTests: XCTestCase {
         guard case .fail(_, _, let reason) = item.finish(rules.judge(.status(404)), policy: policy, now: t0, unitRandom: 0) else {
             return XCTFail("the last attempt fails")
         }
-        XCTAssertEqual(reason, "HTTP 404 on attempt 2 of 2")
+        XCTAssertEqual(reason, FailureReason(.attemptsUsed, "HTTP 404 on attempt 2 of 2"))
     }
 }

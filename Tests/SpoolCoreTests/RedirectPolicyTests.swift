@@ -52,7 +52,7 @@ final class RedirectPolicyTests: XCTestCase {
     }
 
     func testRefusal_isFinal_andExplainsItself() {
-        let outcome = UploadOutcome.refused("redirect 302 to /x not followed", status: 302)
+        let outcome = UploadOutcome.refusal(.redirectRefused, "redirect 302 to /x not followed", status: 302)
         XCTAssertEqual(outcome.class, .final)
         XCTAssertEqual(outcome.summary, "HTTP 302: redirect 302 to /x not followed")
         XCTAssertEqual(outcome.errorText, "redirect 302 to /x not followed")
@@ -60,6 +60,6 @@ final class RedirectPolicyTests: XCTestCase {
         _ = lifecycle.claim()
         let action = lifecycle.finish(outcome, policy: RetryPolicy(), now: Timestamp(millisecondsSinceEpoch: 0), unitRandom: 0)
         guard case .fail(_, _, let reason) = action else { return XCTFail("\(action)") }
-        XCTAssertEqual(reason, "HTTP 302: redirect 302 to /x not followed")
+        XCTAssertEqual(reason, FailureReason(.redirectRefused, "HTTP 302: redirect 302 to /x not followed"))
     }
 }

@@ -9,7 +9,7 @@ final class S3ErrorClassifierTests: XCTestCase {
     func testConfigurationProblems_pauseLikeAnOutage() {
         for code in ["InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "AccessDenied", "NoSuchBucket"] {
             let judged = S3ErrorClassifier.judge(answer(403, code))
-            XCTAssertEqual(judged.class, .outage, code)
+            XCTAssertEqual(judged.class, .configuration, code)
             XCTAssertTrue(judged.summary.contains("S3 \(code): a configuration problem"), judged.summary)
         }
     }
@@ -29,7 +29,7 @@ final class S3ErrorClassifierTests: XCTestCase {
             XCTAssertEqual(judged.summary, "HTTP 503: S3 \(code)")
             XCTAssertEqual(S3ErrorClassifier.judge(answer(400, code)).class, .throttled, code)
         }
-        var busy = answer(503, "ServiceUnavailable")
+        var busy = answer(503, "ServiceUnavailable").answer!
         busy.retryAfterSeconds = 5
         XCTAssertEqual(S3ErrorClassifier.judge(busy).class, .throttled)
         XCTAssertEqual(S3ErrorClassifier.judge(.status(503, excerpt: "<Error/>")).class, .retryable, "a bare 503")
@@ -55,7 +55,7 @@ final class S3ErrorClassifierTests: XCTestCase {
 
     func testSuccessAndNetworkErrors_areLeftAlone() {
         XCTAssertEqual(S3ErrorClassifier.judge(.status(200, excerpt: "<Code>AccessDenied</Code>")).class, .success)
-        XCTAssertEqual(S3ErrorClassifier.judge(.network("connection refused", beforeSending: true)).class, .outage)
+        XCTAssertEqual(S3ErrorClassifier.judge(.failed(.connectionRefused)).class, .outage)
     }
 
     func testErrorCode_takesOnlyAPlainToken() {

@@ -19,15 +19,15 @@ final class SecretRedactionTests: XCTestCase {
     }
 
     func testOutcome_everyTextRedacted_classKept() {
-        var outcome = UploadOutcome.status(400, excerpt: "you sent Bearer t0ken-value")
-        outcome.ruleFailure = "t0ken-value"
+        let outcome = UploadOutcome.answered(HTTPAnswer(status: 400, excerpt: "you sent Bearer t0ken-value").ruled(.final, because: "t0ken-value"))
         let redacted = SecretRedaction(["Bearer t0ken-value"]).redact(outcome)
         XCTAssertEqual(redacted.responseExcerpt, "you sent REDACTED")
-        XCTAssertEqual(redacted.ruleFailure, "REDACTED")
+        XCTAssertEqual(redacted.answer?.ruleFailure, "REDACTED")
         XCTAssertEqual(redacted.class, outcome.class)
-        let refused = SecretRedaction(["Bearer t0ken-value"]).redact(.refused("server said t0ken-value"))
-        XCTAssertEqual(refused.refusal, "server said REDACTED")
-        XCTAssertEqual(SecretRedaction(["Bearer t0ken-value"]).redact(.network("t0ken-value")).networkError, "REDACTED")
+        let refused = SecretRedaction(["Bearer t0ken-value"]).redact(.refusal(.redirectRefused, "server said t0ken-value", excerpt: "t0ken-value"))
+        XCTAssertEqual(refused.errorText, "server said REDACTED")
+        XCTAssertEqual(refused.responseExcerpt, "REDACTED")
+        XCTAssertEqual(SecretRedaction(["Bearer t0ken-value"]).redact(.failed(.unidentified("t0ken-value", beforeSending: false))).errorText, "REDACTED")
     }
 }
 

@@ -10,7 +10,7 @@ import XCTest
 /// `BusyLoop` when steps at one instant do not settle. `BlockedIsIdleTests` measures the real
 /// daemon's CPU time in the same states.
 final class BlockedWakeTests: EngineTestCase {
-    private static let refused = UploadOutcome.network("connection refused", beforeSending: true)
+    private static let refused = UploadOutcome.failed(.connectionRefused)
 
     /// `--max-spool-size` reached during an outage, files waiting in incoming/: the engine sleeps
     /// until the next probe (it woke at once, every time, for as long as the spool stayed full).

@@ -15,8 +15,7 @@ final class DatedURLTests: EngineTestCase {
         configuration.url = URLTemplate("http://127.0.0.1:9/up/{date}/{hour}/")
         configuration.rescanSeconds = 86_400  // fewer idle steps over the 5 days
         let embedded = try start(configuration)
-        var busy = UploadOutcome.status(500)
-        busy.retryAfterSeconds = 2 * 86_400
+        let busy = UploadOutcome.answered(HTTPAnswer(status: 500, retryAfterSeconds: 2 * 86_400))
         embedded.transport.autoAnswer = busy
         try embedded.transport.answerNext(busy)
         try embedded.advanceTime(by: 5 * 86_400)

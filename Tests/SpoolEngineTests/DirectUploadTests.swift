@@ -98,7 +98,7 @@ final class DirectUploadTests: EngineTestCase {
         try drop("a.txt")
         try drop("b.txt")
         let embedded = try start(configuration(settle: 0))
-        try embedded.transport.answerNext(.network("connection refused", beforeSending: true))
+        try embedded.transport.answerNext(.failed(.connectionRefused))
         try embedded.advanceTime(by: 0)
         // a.txt was handed back (an outage counts no attempt), b.txt taken in as an item.
         XCTAssertEqual(attempts(in: .pending).sorted(), [0, 0])

@@ -64,8 +64,8 @@ final class IntakePacingTests: EngineTestCase {
     func testOutage_takesEveryAnnouncedFileIn() throws {
         try drop("first.txt")
         let embedded = try start(configuration(concurrency: 2, direct: false))
-        embedded.transport.autoAnswer = .network("connection refused", beforeSending: true)
-        try embedded.transport.answerNext(.network("connection refused", beforeSending: true))
+        embedded.transport.autoAnswer = .failed(.connectionRefused)
+        try embedded.transport.answerNext(.failed(.connectionRefused))
         try embedded.advanceTime(by: 0)
 
         try renameIn(100, into: embedded)

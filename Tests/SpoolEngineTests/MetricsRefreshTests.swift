@@ -21,7 +21,7 @@ final class MetricsRefreshTests: EngineTestCase {
             spool: spool, configuration: configuration(settle: 0, direct: false), clock: clock, observers: [queue, metrics])
         XCTAssertTrue(text.contains("spoold_endpoint_up 1"), "written at start: \(text)")
         try embedded.advanceTime(by: 0)
-        try embedded.transport.answerNext(.network("connection refused", beforeSending: true))
+        try embedded.transport.answerNext(.failed(.connectionRefused))
         try embedded.advanceTime(by: 0)
         try FileManager.default.removeItem(atPath: path)
 

@@ -18,7 +18,7 @@ final class RetryTimeTests: EngineTestCase {
     }
 
     func testOutage_probesAfter1_2_4Seconds_cappedAt60_andResumesOnAnAnswer() throws {
-        let embedded = try startAnswering(.network("connection refused", beforeSending: true))
+        let embedded = try startAnswering(.failed(.connectionRefused))
 
         try embedded.advanceTime(to: 250)
         let times = embedded.transport.startTimes(since: embedded.startedAt)
@@ -34,8 +34,7 @@ final class RetryTimeTests: EngineTestCase {
     /// Retry-After on a retryable answer is its item's next attempt time (on a throttled one it
     /// pauses the whole daemon: `ThrottleTests`).
     func testRetryAfter_isTheNextAttemptTimeExactly() throws {
-        var busy = UploadOutcome.status(500)
-        busy.retryAfterSeconds = 30
+        let busy = UploadOutcome.answered(HTTPAnswer(status: 500, retryAfterSeconds: 30))
         let embedded = try startAnswering(busy)  // backoff alone would retry within 1 s
 
         try embedded.advanceTime(to: 29.999)
@@ -63,7 +62,7 @@ final class RetryTimeTests: EngineTestCase {
 
     func testTimedOutAttempt_isCountedAndRetriedAtItsBackoff() throws {
         clock.setRandoms([0.5])
-        let embedded = try startAnswering(.network("no complete answer within the 30 s deadline (--timeout)"))
+        let embedded = try startAnswering(.failed(.deadline(seconds: 30)))
         XCTAssertEqual(attempts(in: .pending), [1], "a timed-out attempt counts")
 
         try embedded.advanceTime(to: 0.749)

@@ -31,11 +31,12 @@ final class SpoolFailureTests: EngineTestCase {
     /// A part log that cannot be written is the spool failing; a record too long for the log is
     /// the store's answer at fault, retried like any bad answer.
     func testJournalErrors_areTypedBySource() {
-        let failed = S3MultipartUpload.journalFailure(SystemError(.fsync, path: "parts/x.log", errno: .ioError), what: "part 1")
-        XCTAssertNotNil(failed.spoolFailure)
-        let refused = S3MultipartUpload.journalFailure(PartJournalRefusal("the ETag is too long to record"), what: "part 1")
-        XCTAssertNil(refused.spoolFailure)
-        XCTAssertEqual(refused.httpStatus, 502)
+        let answer = HTTPAnswer(status: 200)
+        let failed = S3MultipartUpload.journalFailure(SystemError(.fsync, path: "parts/x.log", errno: .ioError), what: "part 1", answer: answer)
+        guard case .spoolFailure = failed else { return XCTFail("\(failed)") }
+        let refused = S3MultipartUpload.journalFailure(PartJournalRefusal("the ETag is too long to record"), what: "part 1", answer: answer)
+        XCTAssertEqual(refused.httpStatus, 200, "the store's own answer, no status made up")
         XCTAssertEqual(refused.class, .retryable)
+        XCTAssertEqual(refused.errorText, "cannot record part 1: the ETag is too long to record")
     }
 }

@@ -75,8 +75,7 @@ final class ThrottleTests: EngineTestCase {
     func testRetryAfter_onAThrottledAnswer_pausesEveryRequest() throws {
         try dropItems(4)
         let embedded = try start(configuration(settle: 0, concurrency: 2, direct: false))
-        var busy = UploadOutcome.status(429)
-        busy.retryAfterSeconds = 20
+        let busy = UploadOutcome.answered(HTTPAnswer(status: 429, retryAfterSeconds: 20))
         try embedded.transport.answerNext(busy)
         try embedded.transport.answerNext(.status(201))
         embedded.transport.autoAnswer = .status(201)

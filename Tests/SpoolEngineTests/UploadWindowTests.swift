@@ -97,14 +97,14 @@ final class UploadWindowTests: EngineTestCase {
         clock.set(Timestamp(iso8601: "2026-11-23T04:59:50Z")!)
         try drop("f0.txt")
         let embedded = try start(try windowConfiguration(["22:00-06:00"]))
-        try embedded.transport.answerNext(.network("connection refused", beforeSending: true))
+        try embedded.transport.answerNext(.failed(.connectionRefused))
         try embedded.advanceTime(by: 0)
         XCTAssertNotNil(OutageMarker.read(in: try temp.open()), "an outage")
         try embedded.advanceTime(by: 8)  // probes at 1, 2, 4 s on (each refused)
-        for _ in 0..<embedded.transport.inFlight { try embedded.transport.answerNext(.network("connection refused", beforeSending: true)) }
+        for _ in 0..<embedded.transport.inFlight { try embedded.transport.answerNext(.failed(.connectionRefused)) }
         try embedded.advanceTime(by: 2)  // 06:00 local: closed
         let sentBeforeClosing = embedded.transport.started.count
-        for _ in 0..<embedded.transport.inFlight { try embedded.transport.answerNext(.network("connection refused", beforeSending: true)) }
+        for _ in 0..<embedded.transport.inFlight { try embedded.transport.answerNext(.failed(.connectionRefused)) }
         try embedded.advanceTime(by: 16 * 3600 - 1)
         XCTAssertEqual(embedded.transport.started.count, sentBeforeClosing, "no probe while held")
         XCTAssertNotNil(OutageMarker.read(in: try temp.open()), "the outage goes on")

@@ -24,6 +24,7 @@ final class MetadataCodecTests: XCTestCase {
         full.originalNameBytes = "Y2Fm6S50eHQ="
         full.url = "https://example.org/up/x?a=b&c=d"
         full.failureReason = "gave up: HTTP 500"
+        full.failureCode = "attempts_used"
         full.retriedAt = ["2026-11-23T10:00:00.000Z", "2026-11-23T11:00:00.000Z"]
         full.size = Int64.max
         full.version = -7
@@ -33,6 +34,9 @@ final class MetadataCodecTests: XCTestCase {
                 number: 2, startedAt: Timestamp(millisecondsSinceEpoch: 2), finishedAt: Timestamp(millisecondsSinceEpoch: 3),
                 outcome: "retryable", httpStatus: 503, error: "HTTP 503 Service Unavailable",
                 responseExcerpt: MetadataCodecTests.printableASCII),
+            AttemptRecord(
+                number: 2, startedAt: Timestamp(millisecondsSinceEpoch: 2), finishedAt: Timestamp(millisecondsSinceEpoch: 3),
+                outcome: "retryable", error: "connection lost mid-request", code: "connection_lost"),
             AttemptRecord(number: 3, startedAt: Timestamp(millisecondsSinceEpoch: 4), finishedAt: nil, outcome: "final", httpStatus: 400),
             AttemptRecord(
                 number: 4, startedAt: Timestamp(millisecondsSinceEpoch: 5), finishedAt: nil, outcome: "final",
@@ -66,11 +70,11 @@ final class MetadataCodecTests: XCTestCase {
         XCTAssertEqual(
             Set(Mirror(reflecting: full).children.compactMap(\.label)),
             ["id", "originalName", "originalNameBytes", "size", "contentType", "createdAt", "headers", "fields", "url",
-             "attempts", "failureReason", "retriedAt", "version"],
+             "attempts", "failureReason", "failureCode", "retriedAt", "version"],
             "ItemMetadata changed: teach ItemMetadataJSON the new field, or make it decline metadata that has it")
         XCTAssertEqual(
             Set(Mirror(reflecting: full.attempts[1]).children.compactMap(\.label)),
-            ["number", "startedAt", "finishedAt", "outcome", "httpStatus", "error", "responseExcerpt"],
+            ["number", "startedAt", "finishedAt", "outcome", "httpStatus", "error", "responseExcerpt", "code"],
             "AttemptRecord changed: teach ItemMetadataJSON the new field, or make it decline records that have it")
     }
 

@@ -11,7 +11,7 @@ final class CurlShutdownTests: XCTestCase {
         transport.shutdown()
         let ended = expectation(description: "the upload ended")
         transport.start(try uploadRequest(to: "http://127.0.0.1:9/late")) { outcome in
-            XCTAssertTrue(outcome.wasCancelled, "\(outcome)")
+            XCTAssertTrue(outcome.isCancelled, "\(outcome)")
             ended.fulfill()
         }
         transport.cancelAll()

@@ -80,11 +80,7 @@ final class S3MultipartScriptedTests: XCTestCase {
     private static let size = (10 << 20) + 1  // three parts of 5 MiB
     private static let url = "http://127.0.0.1:9/bucket/big.bin"
 
-    private static func xml(_ body: String) -> UploadOutcome {
-        var outcome = UploadOutcome.status(200, excerpt: body)
-        outcome.responseBody = Array(body.utf8)
-        return outcome
-    }
+    private static func xml(_ body: String) -> UploadOutcome { .answer(200, body: body) }
 
     private static func error(_ status: Int, _ code: String) -> UploadOutcome {
         .status(status, excerpt: "<?xml version=\"1.0\"?><Error><Code>\(code)</Code><Message>\(code)</Message></Error>")
@@ -101,9 +97,7 @@ final class S3MultipartScriptedTests: XCTestCase {
             case "POST" where query == "uploads=":
                 return xml("<InitiateMultipartUploadResult><UploadId>new</UploadId></InitiateMultipartUploadResult>")
             case "PUT":
-                var outcome = UploadOutcome.status(200)
-                outcome.etag = "\"n\(query.prefix { $0 != "&" })\""
-                return outcome
+                return .answer(200, etag: "\"n\(query.prefix { $0 != "&" })\"")
             case "POST":
                 return completeFails.contains(upload) ? error(400, "InvalidPart")
                     : xml("<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
@@ -195,9 +189,7 @@ final class S3MultipartScriptedTests: XCTestCase {
             case "POST" where query == "uploads=":
                 return xml("<InitiateMultipartUploadResult><UploadId>new</UploadId></InitiateMultipartUploadResult>")
             case "PUT":
-                var outcome = UploadOutcome.status(200)
-                outcome.etag = partETag(Int(query.split(separator: "&")[0].dropFirst("partNumber=".count))!)
-                return outcome
+                return .answer(200, etag: partETag(Int(query.split(separator: "&")[0].dropFirst("partNumber=".count))!))
             case "POST":
                 return script.complete[upload] ?? xml("<CompleteMultipartUploadResult><ETag>\(objectETag)</ETag></CompleteMultipartUploadResult>")
             case "HEAD":
@@ -211,9 +203,7 @@ final class S3MultipartScriptedTests: XCTestCase {
     }
 
     private static func found(size: Int = S3MultipartScriptedTests.size, etag: String = objectETag) -> UploadOutcome {
-        var outcome = UploadOutcome.status(200)
-        (outcome.contentLength, outcome.etag) = (Int64(size), etag)
-        return outcome
+        .answer(200, etag: etag, contentLength: Int64(size))
     }
 
     /// The completion answered 500 after the store had made the object (the case seen in a fault
@@ -233,7 +223,7 @@ final class S3MultipartScriptedTests: XCTestCase {
 
     /// A dropped connection is as unclear as a 5xx; an error inside a 200 too.
     func testDroppedOrErrorIn200_areCheckedLikeA5xx() throws {
-        for answer in [UploadOutcome.network("connection reset by peer"),
+        for answer in [UploadOutcome.failed(.connectionLost),
                        Self.xml("<Error><Code>InternalError</Code><Message>We encountered an internal error</Message></Error>")] {
             let store = Self.store(Script(listed: ["old": nil], complete: ["old": answer], head: Self.found()))
             let (outcome, _) = try upload(through: store, recorded: Self.recordedMD5s)

@@ -33,13 +33,9 @@ final class S3MultipartThrottleTests: XCTestCase {
                 outcome = .status(503, excerpt: "<?xml version=\"1.0\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>")
             } else if request.method == "POST" && query == "uploads=" {
                 let body = "<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>"
-                var created = UploadOutcome.status(200, excerpt: body)
-                created.responseBody = Array(body.utf8)
-                outcome = created
+                outcome = .answer(200, body: body)
             } else if request.method == "PUT" {
-                var part = UploadOutcome.status(200)
-                part.etag = "\"\(kind)\""
-                outcome = part
+                outcome = .answer(200, etag: "\"\(kind)\"")
             } else {
                 outcome = .status(200, excerpt: "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag></CompleteMultipartUploadResult>")
             }

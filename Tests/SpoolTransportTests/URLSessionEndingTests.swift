@@ -65,7 +65,7 @@ final class URLSessionEndingTests: XCTestCase {
             Thread.sleep(forTimeInterval: 0.5)
             wedged.transport.cancelAll()
         }, "cancelAll did not end the attempt")
-        XCTAssertTrue(outcome.wasCancelled, "\(outcome)")
+        XCTAssertTrue(outcome.isCancelled, "\(outcome)")
     }
 }
 

@@ -17,3 +17,16 @@ func uploadRequest(to url: String, size: Int = 1000) throws -> UploadRequest {
         id: id, attempt: 1, url: url, method: "PUT", body: BlobBody(descriptor: FileDescriptor(rawValue: fd), size: Int64(size)),
         contentType: "application/octet-stream", headers: [:])
 }
+
+extension UploadOutcome {
+    /// An answer as a store gives it, for scripted transports: `body` is kept whole (and is the
+    /// excerpt unless one is given).
+    static func answer(
+        _ status: Int, excerpt: String? = nil, body: String? = nil, etag: String? = nil, contentLength: Int64? = nil
+    ) -> UploadOutcome {
+        var answer = HTTPAnswer(status: status, excerpt: excerpt ?? body)
+        answer.body = body.map { Array($0.utf8) }
+        (answer.etag, answer.contentLength) = (etag, contentLength)
+        return .answered(answer)
+    }
+}

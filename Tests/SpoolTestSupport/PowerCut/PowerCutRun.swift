@@ -162,8 +162,8 @@ public final class PowerCutRun {
         if let uploadID = PowerCutRun.abortedUpload(request) {
             if AbortSchedule.judge(outcome) == .confirmed { fs.note(.abortConfirmed(uploadID: uploadID)) }
         } else {
-            let judged = OutcomeClassifier.classify(outcome)
-            fs.note(.answered(id: request.id, answer: judged == .success ? .accepted : judged == .outage ? .handedBack : .refused))
+            let judged = outcome.class
+            fs.note(.answered(id: request.id, answer: judged == .success ? .accepted : judged.handsBack ? .handedBack : .refused))
         }
         try engine.transport.answerNext(outcome)
         try advance(by: 0)

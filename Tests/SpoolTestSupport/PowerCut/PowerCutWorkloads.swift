@@ -86,7 +86,7 @@ public enum PowerCutWorkloads {
             try run.startEngine(configuration(direct: false, concurrency: 3))
             try run.answer(.status(503))
             try run.answer(.status(400))
-            try run.answer(.network("connection refused", beforeSending: true))
+            try run.answer(.failed(.connectionRefused))
             try run.drain(step: 30)
         }
     }
