@@ -504,17 +504,17 @@ struct DaemonCommand {
         let http: any UploadTransport
         // Multipart S3 uploads send several parts per item at once, over the same connections.
         let connections = s3 == nil ? configuration.concurrency : S3SigningTransport.connections(forConcurrency: configuration.concurrency)
-        // The rate in force, read from the timetable in local time by whichever limiter meters.
-        let rate = limitRate.map { SendRate(timetable: $0, zone: configuration.zone) }
+        // One bucket for every body the daemon sends, whichever transport, at the rate in force
+        // (the timetable read in local time).
+        let rate = limitRate.map { BodyRateGate(rate: SendRate(timetable: $0, zone: configuration.zone)) }
         if let curl {
             http = CurlTransport(
                 deadlineSeconds: timeout, idleSeconds: idleTimeout, redirects: redirects,
-                answerLimit: configuration.outcomeRules.answerBytesNeeded, connections: connections, options: curl,
-                limitRate: rate)
+                answerLimit: configuration.outcomeRules.answerBytesNeeded, connections: connections, options: curl, rate: rate)
         } else {
             http = URLSessionTransport(
                 concurrency: connections, deadlineSeconds: timeout, idleSeconds: idleTimeout,
-                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded, limitRate: rate)
+                redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded, rate: rate)
         }
         // S3 signs each attempt (each multipart step), then hands it to the HTTP transport.
         return s3.map {

@@ -5,15 +5,12 @@ import SpoolCore
 import SpoolTransport
 import Synchronization
 
-/// libcurl's multi interface on one dedicated thread: `curl_multi_poll` sleeps until a socket,
-/// a libcurl timer or `curl_multi_wakeup` (a new request, cancelAll, stop) needs it. Every easy
+/// libcurl's multi interface on one dedicated thread, a driver of `HTTPAttempt`: it puts each hop
+/// the attempt asks for on the wire, hands it the answer's head and bytes, and reports how the
+/// transfer ended; the attempt decides the rest. `curl_multi_poll` sleeps until a socket, a
+/// libcurl timer or `curl_multi_wakeup` (a new request, cancelAll, stop) needs it. Every easy
 /// handle and every callback lives on that thread; other threads only post to `inbox`.
 final class CurlMultiLoop: @unchecked Sendable {
-    /// Bytes of an answer kept for the attempt history (as `URLSessionTransport`).
-    static let excerptLength = 512
-    /// Answer bytes an S3 step reads before its status alone is the outcome (as `URLSessionTransport`).
-    static let answerCutBytes = 1 << 20
-
     private struct Inbox {
         var starts: [CurlTransfer] = []
         /// Single requests to cancel (`UploadRequest.cancellation`), after `starts` are begun.
@@ -26,16 +23,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         var finished = false
     }
 
-    let deadlineSeconds: Double
     let idleSeconds: Double
-    let redirects: RedirectPolicy
-    let keep: Int
-    let answerLimit: Int
     let options: CurlOptions
-    /// `--limit-rate`: the bytes per second in force for the whole daemon.
-    let limitRate: SendRate?
-    /// The share of it last set on each transfer on the wire (nil: no limit); the loop's thread only.
-    private var sharedRate: Int64?
+    /// `--limit-rate`: every body read of the daemon shares it (`BodyReader`).
+    let rate: BodyRateGate?
     private let inbox = Mutex(Inbox())
     private let multi: UnsafeMutableRawPointer
     /// Transfers on the wire, by easy handle; the loop's thread only.
@@ -43,11 +34,9 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
 
-    init(deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy, keep: Int, answerLimit: Int,
-         connections: Int, options: CurlOptions, limitRate: SendRate? = nil) {
+    init(idleSeconds: Double, connections: Int, options: CurlOptions, rate: BodyRateGate?) {
         _ = CurlMultiLoop.globalInit
-        (self.deadlineSeconds, self.idleSeconds, self.redirects) = (deadlineSeconds, idleSeconds, redirects)
-        (self.keep, self.answerLimit, self.options, self.limitRate) = (keep, answerLimit, options, limitRate)
+        (self.idleSeconds, self.options, self.rate) = (idleSeconds, options, rate)
         guard let multi = curl_multi_init() else { fatalError("curl_multi_init failed (out of memory)") }
         self.multi = multi
         // libcurl's default cache holds 4 idle connections per transfer added *at that moment*: when
@@ -72,7 +61,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             box.starts.append(transfer)
             return true
         }
-        if !accepted { transfer.completion(.cancelled) }
+        if !accepted { transfer.finish(.cancelled) }
     }
 
     func cancel(_ transfer: CurlTransfer) {
@@ -124,66 +113,58 @@ final class CurlMultiLoop: @unchecked Sendable {
             let cut = work.stopping ? 0 : (work.cancelUpTo ?? 0)
             for transfer in work.starts[..<cut] { begin(transfer) }
             if work.cancelUpTo != nil || work.stopping {
-                for easy in Array(active.keys) { end(easy, .cancelled) }
+                for easy in Array(active.keys) { end(easy) }
             }
             if work.stopping {
-                for transfer in work.starts[cut...] { transfer.completion(.cancelled) }
+                for transfer in work.starts[cut...] { transfer.finish(.cancelled) }
                 break
             }
             for transfer in work.starts[cut...] { begin(transfer) }
             for transfer in work.cancels {
-                if let easy = transfer.easy, active[easy] === transfer { end(easy, .cancelled) }
+                if let easy = transfer.easy, active[easy] === transfer { end(easy) }
             }
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             collect()
             curl_multi_poll(multi, nil, 0, 1000, nil)
-            // A --limit-rate timetable changes the rate at its times: within a second here.
-            if limitRate != nil, !active.isEmpty, shareOfRate() != sharedRate { shareRate() }
         }
         inbox.withLock { $0.finished = true }
         curl_multi_cleanup(multi)
         stopped.signal()
     }
 
-    /// Configures one hop of `transfer` and puts it on the wire, or ends it at once.
+    /// Puts the hop the attempt asked for on the wire, or ends the attempt at once.
     private func begin(_ transfer: CurlTransfer) {
-        let remaining = Double(Int64(transfer.deadline.uptimeNanoseconds) - Int64(DispatchTime.now().uptimeNanoseconds)) / 1e9
-        guard remaining > 0 else {
-            transfer.completion(timeoutOutcome)
-            return
-        }
-        // libcurl sends a field as it is given: a line break in it would start another field,
-        // or another request.
-        if transfer.hops == 0, let problem = transfer.request.headerProblem {
-            transfer.completion(UploadRequest.refusedHeaders(problem))
-            return
-        }
+        guard let hop = transfer.core.hop, !transfer.finished else { return }
+        let now = Now.seconds
+        let remaining = transfer.core.remainingSeconds(now: now)
+        guard remaining > 0 else { return perform(transfer, transfer.core.deadlineCheck(now: now)) }
         guard let easy = curl_easy_init() else {
-            transfer.completion(.failed(.unidentified("curl_easy_init failed (out of memory)", beforeSending: true)))
-            return
+            return perform(transfer, transfer.core.transferEnded(
+                status: nil, error: .unnamed("curl_easy_init failed (out of memory)"), bodyFailure: nil, now: now, date: Now.date))
         }
-        transfer.resetForHop()
+        transfer.begin(hop, rate: rate)
         transfer.easy = easy
         let request = transfer.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        _ = transfer.url.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_URL, $0) }
+        _ = hop.url.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_URL, $0) }
         _ = "http,https".withCString { spoold_curl_setopt_ptr(easy, CURLOPT_PROTOCOLS_STR, $0) }
         spoold_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         spoold_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         spoold_curl_setopt_ptr(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        let length = request.requestBody?.length
         if request.method == "HEAD" {
             // An answer without a body, whatever its Content-Length says.
             spoold_curl_setopt_long(easy, CURLOPT_NOBODY, 1)
-        } else if case .none = request.payload {
+        } else if length == nil {
             _ = request.method.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, $0) }
         } else if request.method == "POST" {
             spoold_curl_setopt_long(easy, CURLOPT_POST, 1)
-            spoold_curl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(transfer.bodyLength))
+            spoold_curl_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(length ?? 0))
         } else {
             spoold_curl_setopt_long(easy, CURLOPT_UPLOAD, 1)
             _ = request.method.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CUSTOMREQUEST, $0) }
-            spoold_curl_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(transfer.bodyLength))
+            spoold_curl_setopt_off_t(easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(length ?? 0))
         }
         spoold_curl_setopt_read(easy, { buffer, size, count, context in
             Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().read(into: buffer!, capacity: size * count)
@@ -201,7 +182,6 @@ final class CurlMultiLoop: @unchecked Sendable {
             Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().header(bytes!, count: size * count)
         })
         spoold_curl_setopt_ptr(easy, CURLOPT_HEADERDATA, context)
-        if transfer.headerList == nil { transfer.headerList = headerList(for: transfer) }
         spoold_curl_setopt_ptr(easy, CURLOPT_HTTPHEADER, transfer.headerList)
         // The deadline spans every hop: this hop gets what is left of it.
         spoold_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(remaining * 1000)))
@@ -214,7 +194,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             // Over HTTPS, wait for the connection being made to learn whether it multiplexes rather
             // than open one more (without: one connection per upload at once, and no gain).
             // Plain HTTP is HTTP/1.1 either way.
-            if transfer.url.lowercased().hasPrefix("https:") { spoold_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1) }
+            if hop.url.lowercased().hasPrefix("https:") { spoold_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1) }
         } else {
             spoold_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         }
@@ -225,50 +205,20 @@ final class CurlMultiLoop: @unchecked Sendable {
         guard added == CURLM_OK else {
             curl_easy_cleanup(easy)
             transfer.easy = nil
-            transfer.completion(.failed(.unidentified("libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))", beforeSending: true)))
-            return
+            return perform(transfer, transfer.core.transferEnded(
+                status: nil, error: .unnamed("libcurl refused the transfer: \(String(cString: curl_multi_strerror(added)))"),
+                bodyFailure: nil, now: now, date: Now.date))
         }
         active[easy] = transfer
-        shareRate()
     }
 
-    /// The request's headers, then ours: `Content-Type`, `Idempotency-Key`, `Content-Digest`
-    /// (`begin` refused the request before this if one breaks `HeaderRule`).
-    /// A `User-Agent` of the request's wins over spoold's; `Expect:` is turned off (no 1 s wait
-    /// for a `100 Continue` some servers never send).
-    private func headerList(for transfer: CurlTransfer) -> UnsafeMutablePointer<curl_slist>? {
-        var lines: [(String, String)] = [("User-Agent", SpooldVersion.userAgent)]
-        func set(_ name: String, _ value: String) {
-            lines.removeAll { $0.0.lowercased() == name.lowercased() }
-            lines.append((name, value))
+    /// Does what the attempt says: the next hop, or its end.
+    private func perform(_ transfer: CurlTransfer, _ action: HTTPAttempt.Action) {
+        switch action {
+        case .send: begin(transfer)
+        case .finish(let outcome): transfer.finish(outcome)
+        case .none, .stopReading, .computeDigest: break
         }
-        for (name, value) in transfer.request.headers.sorted(by: { $0.key < $1.key }) { set(name, value) }
-        set("Content-Type", transfer.contentType)
-        set("Idempotency-Key", transfer.request.id.rawValue)
-        if let digest = transfer.contentDigest { set(ContentDigest.headerName, digest) }
-        set("Expect", "")
-        var list: UnsafeMutablePointer<curl_slist>?
-        for (name, value) in lines {
-            // libcurl: "Name:" removes a header, "Name;" sends it empty.
-            let line = value.isEmpty ? (name == "Expect" ? "Expect:" : "\(name);") : "\(name): \(value)"
-            list = curl_slist_append(list, line)
-        }
-        return list
-    }
-
-    /// `--limit-rate` for the whole daemon: an equal share of the rate in force for each transfer
-    /// on the wire, set again whenever one starts or ends and when the rate changes (an
-    /// approximation: a share a slow transfer leaves unused is not given to the others). 0 is
-    /// libcurl's "no limit".
-    private func shareRate() {
-        guard limitRate != nil, !active.isEmpty else { return }
-        sharedRate = shareOfRate()
-        for easy in active.keys { spoold_curl_setopt_off_t(easy, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(sharedRate ?? 0)) }
-    }
-
-    /// Each transfer's share of the rate in force now (nil: no limit).
-    private func shareOfRate() -> Int64? {
-        limitRate?.bytesPerSecond().map { max(1, $0 / Int64(max(1, active.count))) }
     }
 
     /// Reads libcurl's finished transfers and decides each: an answer, a redirect hop, an error.
@@ -282,66 +232,28 @@ final class CurlMultiLoop: @unchecked Sendable {
         for (easy, code) in done { finished(easy, code) }
     }
 
+    /// A transfer ended: its status and libcurl's result go to the attempt.
     private func finished(_ easy: UnsafeMutableRawPointer, _ code: CURLcode) {
         guard let transfer = active[easy] else { return }
         var status = 0
         spoold_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         let detail = String(cString: transfer.errorBuffer)
-        var declaredLength: curl_off_t = -1
-        spoold_curl_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &declaredLength)
         detach(easy)
-        // A server may answer before it has read the whole body, then end the stream (HTTP/2
-        // RST_STREAM, RFC 9113 section 8.1): libcurl 7.88 reports a stream error although the
-        // answer arrived whole (its status, and as many bytes as its Content-Length says). That
-        // answer is the outcome, as libcurl makes it over HTTP/1.1; a partial one is not.
-        let answeredBeforeTheBodyWasRead = code == CURLE_HTTP2_STREAM && status >= 200
-            && declaredLength >= 0 && Int64(declaredLength) == Int64(transfer.answerBytes)
-        // An S3 step's answer cut at `answerCutBytes`: its status arrived and is the outcome.
-        guard code == CURLE_OK || (transfer.answerCut && status > 0) || answeredBeforeTheBodyWasRead else {
-            if let failure = transfer.readFailure {
-                transfer.completion(.failed(.unidentified(failure, beforeSending: false)))
-            } else if code == CURLE_OPERATION_TIMEDOUT, DispatchTime.now() >= transfer.deadline - .milliseconds(50) {
-                transfer.completion(timeoutOutcome)
-            } else {
-                transfer.completion(CurlErrorMapping.outcome(code, detail: detail))
-            }
-            return
+        let error: TransferError? = switch code {
+        case CURLE_OK: nil
+        case CURLE_WRITE_ERROR where transfer.stopped: .stoppedOnRequest
+        default: TransferError(curl: code, detail: detail)
         }
-        let excerpt = CurlMultiLoop.excerpt(transfer.answer)
-        let location = transfer.location.flatMap { URL(string: $0, relativeTo: URL(string: transfer.url))?.absoluteURL.absoluteString }
-        let decision = transfer.request.followsRedirects
-            ? redirects.decide(
-                status: status, method: transfer.request.method, from: transfer.url, location: location, hopsSoFar: transfer.hops)
-            : .notARedirect
-        switch decision {
-        case .follow(let target):
-            transfer.url = target
-            transfer.hops += 1
-            begin(transfer)
-            return
-        case .refuse(let reason):
-            transfer.completion(.refusal(.redirectRefused, reason, status: status, excerpt: excerpt))
-            return
-        case .notARedirect:
-            break
-        }
-        var answer = HTTPAnswer(status: status, excerpt: excerpt)
-        answer.etag = transfer.etag
-        answer.contentLength = transfer.contentLength
-        let kept = max(answerLimit, transfer.request.answerKeep)
-        if kept > 0 {
-            answer.body = Array(transfer.answer.prefix(kept))
-            answer.bodyTruncated = transfer.answerBytes > kept
-        }
-        if let value = transfer.retryAfter { answer.retryAfterSeconds = RetryAfter.seconds(from: value, now: Date()) }
-        transfer.completion(.answered(answer))
+        transfer.core.bodySent(totalBytes: transfer.progress?.bytes ?? 0)
+        perform(transfer, transfer.core.transferEnded(
+            status: status, error: error, bodyFailure: transfer.request.body.failure, now: Now.seconds, date: Now.date))
     }
 
-    /// Takes a transfer off the wire (cancelled or stopped) and reports `outcome`.
-    private func end(_ easy: UnsafeMutableRawPointer, _ outcome: UploadOutcome) {
+    /// Takes a transfer off the wire (cancelled or stopped): the attempt ends cancelled.
+    private func end(_ easy: UnsafeMutableRawPointer) {
         guard let transfer = active[easy] else { return }
         detach(easy)
-        transfer.completion(outcome)
+        perform(transfer, transfer.core.cancel())
     }
 
     private func detach(_ easy: UnsafeMutableRawPointer) {
@@ -349,18 +261,5 @@ final class CurlMultiLoop: @unchecked Sendable {
         curl_easy_cleanup(easy)
         active[easy]?.easy = nil
         active[easy] = nil
-        shareRate()
-    }
-
-    private var timeoutOutcome: UploadOutcome {
-        .failed(.deadline(seconds: deadlineSeconds))
-    }
-
-    /// The first bytes of an answer as one printable line.
-    static func excerpt(_ bytes: [UInt8]) -> String? {
-        guard !bytes.isEmpty else { return nil }
-        let text = String(decoding: bytes.prefix(excerptLength), as: UTF8.self)
-        let cleaned = String(text.unicodeScalars.map { $0.value < 32 || $0.value == 127 ? " " : Character($0) })
-        return cleaned.trimmingCharacters(in: .whitespaces)
     }
 }

@@ -12,16 +12,16 @@ enum BodyDigest {
     }
 
     /// SHA-256 of `parts`, the blob read to exactly its recorded size.
-    static func sha256(of parts: [BodyInputStream.Part]) throws -> [UInt8] {
+    static func sha256(of parts: [RequestBody.Part]) throws -> [UInt8] {
         try digest(of: parts, into: BulkSHA256())
     }
 
     /// MD5 of `parts` (for comparing a blob with an object whose ETag is its MD5).
-    static func md5(of parts: [BodyInputStream.Part]) throws -> [UInt8] {
+    static func md5(of parts: [RequestBody.Part]) throws -> [UInt8] {
         try digest(of: parts, into: BulkSHA256(md5: true))
     }
 
-    private static func digest(of parts: [BodyInputStream.Part], into hasher: BulkSHA256) throws -> [UInt8] {
+    private static func digest(of parts: [RequestBody.Part], into hasher: BulkSHA256) throws -> [UInt8] {
         // No bigger than the largest blob part: a 4 KiB body must not zero a 1 MiB buffer.
         let longest = parts.map { part -> Int64 in if case .bytes = part { 0 } else { part.length } }.max() ?? 0
         var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunkSize), max(longest, 1))))
@@ -29,9 +29,7 @@ enum BodyDigest {
             switch part {
             case .bytes(let bytes):
                 hasher.update(bytes)
-            case .blob(let blob):
-                try hash(blob, from: 0, length: blob.size, into: hasher, buffer: &buffer)
-            case .range(let blob, let offset, let length):
+            case .blob(let blob, let offset, let length):
                 try hash(blob, from: offset, length: length, into: hasher, buffer: &buffer)
             }
         }

@@ -1,10 +1,10 @@
 import Dispatch
 import Synchronization
 
-/// How far URLSession has read one attempt's body, and when it last read: the evidence of the
-/// stall watch (`URLSessionTransport.sweep`). Written from Foundation's read callback
-/// (`BodyInputStream`), read by the sweeper.
-final class BodyProgress: Sendable {
+/// How far one attempt's body has been read, and when it last was: the bytes an attempt sent
+/// (`HTTPAttempt.bodySent`) and the evidence of URLSession's stall watch. Written from the
+/// transport's read callback (`BodyReader`), read by the transport's driver and sweeper.
+public final class BodyProgress: Sendable {
     private struct Reading {
         var bytes: Int64 = 0
         var lastRead: UInt64
@@ -14,7 +14,7 @@ final class BodyProgress: Sendable {
     /// The body's length: libcurl stops reading at `Content-Length`, without asking for the end.
     let total: Int64
 
-    init(total: Int64) {
+    public init(total: Int64) {
         self.total = total
         reading = Mutex(Reading(lastRead: DispatchTime.now().uptimeNanoseconds))
     }
@@ -36,6 +36,9 @@ final class BodyProgress: Sendable {
             $0.lastRead = now
         }
     }
+
+    /// Bytes read since the body was last started.
+    public var bytes: Int64 { reading.withLock { $0.bytes } }
 
     /// Seconds since the body was last read, while it is started (a byte was read) and not
     /// complete (short of its length); nil otherwise.

@@ -3,20 +3,27 @@ import Glibc
 import SpoolCore
 import Synchronization
 
-/// The daemon's `--limit-rate` for URLSession bodies: every body read (`BodyInputStream`) takes
-/// its bytes from one shared `SendRateLimit`, at the rate in force (`SendRate`). URLSession
-/// reads a body stream synchronously on its own queue and has no way to be told "later" (a read
-/// of 0 bytes ends the body), so a read sleeps there until its bytes are due (50 ms at most). Every upload of the session waits on
-/// that queue meanwhile, which is the point: the rate is the whole daemon's.
-final class BodyRateGate: Sendable {
+/// The daemon's `--limit-rate`: every body read of either transport (`BodyReader`) takes its
+/// bytes from one shared `SendRateLimit`, at the rate in force (`SendRate`: a timetable changes
+/// it for the uploads under way), so the rate is the whole daemon's however many uploads share
+/// it, and an upload that has sent its body leaves its share to the others. A read sleeps until
+/// its bytes are due (50 ms at most): URLSession reads a body stream synchronously on its own
+/// queue and has no way to be told "later" (a read of 0 bytes ends the body); libcurl's read
+/// callback runs on the transfers' thread, which waits the same way. (libcurl's own
+/// `CURLOPT_MAX_SEND_SPEED_LARGE` is per transfer: shared out equally, it left the rate of a
+/// transfer waiting for its answer unused.)
+public final class BodyRateGate: Sendable {
     /// The rate in force (`--limit-rate` may be a timetable).
     private let rate: SendRate
     /// The bucket at the rate last in force; nil before the first limited read.
     private let limit = Mutex<SendRateLimit?>(nil)
 
-    init(rate: SendRate) { self.rate = rate }
+    /// Bytes granted so far, all bodies together (tests read it).
+    private let granted = Atomic<Int64>(0)
 
-    convenience init(bytesPerSecond: Int64) { self.init(rate: SendRate(bytesPerSecond: bytesPerSecond)) }
+    public init(rate: SendRate) { self.rate = rate }
+
+    public convenience init(bytesPerSecond: Int64) { self.init(rate: SendRate(bytesPerSecond: bytesPerSecond)) }
 
     /// Bytes the caller may read and send now: `wanted`, or the rate's 50 ms if that is less
     /// (0 if `wanted` is 0). While the timetable says `off`, `wanted` at once.
@@ -31,7 +38,10 @@ final class BodyRateGate: Sendable {
                 let granted = limit!.take(upTo: wanted, now: now)
                 return (granted, granted > 0 ? 0 : limit!.secondsUntilDue(wanted, now: now))
             }
-            if granted > 0 { return granted }
+            if granted > 0 {
+                self.granted.add(Int64(granted), ordering: .relaxed)
+                return granted
+            }
             usleep(useconds_t(max(0.001, min(wait, 0.05)) * 1_000_000))
         }
     }
@@ -47,8 +57,12 @@ final class BodyRateGate: Sendable {
     /// Returns bytes taken but not read.
     func giveBack(_ bytes: Int) {
         guard bytes > 0 else { return }
+        granted.subtract(Int64(bytes), ordering: .relaxed)
         limit.withLock { $0?.giveBack(bytes) }
     }
+
+    /// Body bytes the gate let through, every transfer of the daemon together.
+    public var bytesGranted: Int64 { granted.load(ordering: .relaxed) }
 
     private static func seconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }

@@ -307,7 +307,7 @@ final class S3MultipartUpload: @unchecked Sendable {
             let body = request.body
             inFlight[0] = RequestCancellation()
             DispatchQueue.global().async { [self] in
-                let md5 = try? BodyDigest.md5(of: [.blob(body)])
+                let md5 = try? BodyDigest.md5(of: [.blob(body, offset: 0, length: body.size)])
                 work.async { [self] in
                     inFlight[0] = nil
                     guard !finished else { return }
@@ -514,7 +514,7 @@ final class S3MultipartUpload: @unchecked Sendable {
         step.ownsBody = false
         step.answerKeep = answerKeep
         step.followsRedirects = false
-        let parts = step.bodyParts
+        let parts = step.requestBody?.parts ?? []
         let payloadHash: String
         do {
             payloadHash = parts.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Signer.hex(try BodyDigest.sha256(of: parts))

@@ -67,21 +67,36 @@ public struct UploadRequest: Sendable {
         }
     }
 
-    /// The parts of the body, in order (empty for `.none`): framing bytes and byte ranges of the blob.
-    var bodyParts: [BodyInputStream.Part] {
+    /// The body the request sends (framing bytes and a byte range of the blob), nil for `.none`.
+    public var requestBody: RequestBody? {
         switch payload {
         case .blob:
-            guard let form else { return [.blob(body)] }
-            return [.bytes(form.preamble), .blob(body), .bytes(form.epilogue)]
-        case .range(let offset, let length): return [BodyInputStream.Part.range(body, offset: offset, length: length)]
-        case .bytes(let bytes): return [BodyInputStream.Part.bytes(bytes)]
-        case .none: return []
+            guard let form else { return RequestBody([.blob(body, offset: 0, length: body.size)]) }
+            return RequestBody([.bytes(form.preamble), .blob(body, offset: 0, length: body.size), .bytes(form.epilogue)])
+        case .range(let offset, let length): return RequestBody([.blob(body, offset: offset, length: length)])
+        case .bytes(let bytes): return RequestBody([.bytes(bytes)])
+        case .none: return nil
         }
     }
 
+    /// The attempt this request starts (`HTTPAttempt`), with the transport's deadline (this
+    /// request's own when shorter), redirect rules and answer bytes kept for its rules.
+    public func attempt(deadlineSeconds: Double, redirects: RedirectPolicy, answerLimit: Int) -> HTTPAttempt.Request {
+        HTTPAttempt.Request(
+            method: method, url: url, headers: headers, contentType: form?.headerValue ?? contentType, idempotencyKey: id.rawValue,
+            bodyLength: requestBody?.length, wantsContentDigest: contentDigest != nil, followsRedirects: followsRedirects,
+            redirects: redirects, answerKeep: max(answerLimit, answerKeep), deadlineSeconds: min(deadlineSeconds, self.deadlineSeconds ?? deadlineSeconds))
+    }
+
+    /// The `Content-Digest` header value of the body (`--content-digest`), computed by hashing it.
+    public func contentDigestValue() throws -> String? {
+        guard let contentDigest else { return nil }
+        return contentDigest.headerValue(digest: try bodySHA256())
+    }
+
     /// Why this request's headers must not go on the wire (`HeaderRule.requestProblem` over its
-    /// headers and the `Content-Type` it sends), or nil: each transport asks where it builds the
-    /// request, and a refused one sends nothing.
+    /// headers and the `Content-Type` it sends), or nil: `HTTPAttempt` asks before anything is
+    /// sent, and the S3 layer before anything is signed.
     public var headerProblem: String? {
         HeaderRule.requestProblem(headers: headers, contentType: form?.headerValue ?? contentType)
     }
@@ -92,7 +107,7 @@ public struct UploadRequest: Sendable {
     }
 
     /// SHA-256 of the exact bytes the body sends (`BodyDigest`), for `Content-Digest`.
-    public func bodySHA256() throws -> [UInt8] { try BodyDigest.sha256(of: bodyParts) }
+    public func bodySHA256() throws -> [UInt8] { try BodyDigest.sha256(of: requestBody?.parts ?? []) }
 
     public init(
         id: ItemID, attempt: Int, url: String, method: String, body: BlobBody, contentType: String,

@@ -89,6 +89,21 @@ final class ReceiverConnection {
             }
             core.markHandled(record)
             return false
+        case .answerThenReset(let limit):
+            let sink = BodySink(keepsInMemory: core.keepsBodiesInMemory, storePath: nil)
+            _ = readBodyPrefix(framing, limit: limit, into: sink)
+            record.body = sink.kept
+            record.bodyLength = sink.length
+            record.bodyComplete = false
+            record.answeredStatus = response.status
+            core.update(record)
+            var answer = response
+            answer.fault = .none
+            _ = stream.send(ResponseEncoder.encode(answer, forHEAD: head.method == "HEAD", closing: false))
+            usleep(100_000)
+            stream.resetOnClose()
+            core.markHandled(record)
+            return false
         default:
             break
         }

@@ -24,6 +24,10 @@ public struct ScriptedResponse: Sendable {
         /// Read this many body bytes (all of a shorter body), then send FIN (`shutdown(SHUT_WR)`)
         /// and discard whatever else arrives until the client closes: no answer, no reset.
         case finAfter(bodyBytes: Int64)
+        /// Read this many body bytes (all of a shorter body), answer `status`, `headers` and `body`
+        /// at once, wait 100 ms and reset the connection without reading the rest: a server that
+        /// answers early (nginx's `return 201`) and then drops a client still sending.
+        case answerThenReset(bodyBytes: Int64)
         /// Read the body, then answer `status` and `headers` with a chunked body that never ends,
         /// until the client closes or the receiver stops.
         case endlessAnswer

@@ -56,16 +56,16 @@ final class BulkSHA256Tests: XCTestCase {
             let blob = BlobBody(descriptor: FileDescriptor(rawValue: fd), size: Int64(size))
             defer { blob.close() }
 
-            XCTAssertEqual(try BodyDigest.sha256(of: [.blob(blob)]), SHA256.hash(bytes), "blob of \(size) bytes")
+            XCTAssertEqual(try BodyDigest.sha256(of: [.blob(blob, offset: 0, length: blob.size)]), SHA256.hash(bytes), "blob of \(size) bytes")
             let head = Array("--frame\r\n".utf8)
             let tail = Array("\r\n--frame--\r\n".utf8)
             XCTAssertEqual(
-                try BodyDigest.sha256(of: [.bytes(head), .blob(blob), .bytes(tail)]), SHA256.hash(head + bytes + tail),
+                try BodyDigest.sha256(of: [.bytes(head), .blob(blob, offset: 0, length: blob.size), .bytes(tail)]), SHA256.hash(head + bytes + tail),
                 "framed blob of \(size) bytes")
             let start = size / 3
             let length = size - start - size / 5
             XCTAssertEqual(
-                try BodyDigest.sha256(of: [.range(blob, offset: Int64(start), length: Int64(length))]),
+                try BodyDigest.sha256(of: [.blob(blob, offset: Int64(start), length: Int64(length))]),
                 SHA256.hash(bytes[start..<(start + length)]), "range of \(size) bytes")
         }
     }
@@ -78,6 +78,6 @@ final class BulkSHA256Tests: XCTestCase {
         defer { unlink(path) }
         let blob = BlobBody(descriptor: FileDescriptor(rawValue: open(path, O_RDONLY)), size: 200)
         defer { blob.close() }
-        XCTAssertThrowsError(try BodyDigest.sha256(of: [.blob(blob)]))
+        XCTAssertThrowsError(try BodyDigest.sha256(of: [.blob(blob, offset: 0, length: blob.size)]))
     }
 }

@@ -52,7 +52,7 @@ final class URLSessionStallTests: XCTestCase {
         try receiver.start()
         addTeardownBlock { receiver.stop() }
         let transport = URLSessionTransport(
-            concurrency: 1, deadlineSeconds: 30, idleSeconds: 30, quietLimitSeconds: 0.5, limitRate: SendRate(bytesPerSecond: 1))
+            concurrency: 1, deadlineSeconds: 30, idleSeconds: 30, quietLimitSeconds: 0.5, rate: BodyRateGate(bytesPerSecond: 1))
         let ended = DispatchSemaphore(value: 0)
         let outcome = Mutex<UploadOutcome?>(nil)
         transport.start(try uploadRequest(to: receiver.baseURL + "/up/turn", size: 2)) { result in
