@@ -6,9 +6,7 @@ import XCTest
 /// libcurl): one 1 MB line failed the attempt with a misleading "Out of memory", 1 MB in 20
 /// lines with "connection lost mid-request" (curl). The attempt now says what happened, and the
 /// daemon neither dies nor grows.
-final class AnswerHeadTests: XCTestCase {
-    static let transports: [[String]] = [[], ["--transport", "curl"]]
-
+final class AnswerHeadTests: TransportTestCase {
     private static func residentKiB(_ pid: pid_t) -> Int? {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
@@ -16,7 +14,7 @@ final class AnswerHeadTests: XCTestCase {
     }
 
     func testHugeAnswerHead_failsTheAttemptHonestly_nothingDiesOrGrows() throws {
-        for transport in Self.transports {
+        try forEachTransport { transport in
             let oneLine = ScriptedResponse(status: 500, headers: [("X-Big", String(repeating: "a", count: 1_000_000))])
             let manyLines = ScriptedResponse(
                 status: 500, headers: (0..<20).map { ("X-Big-\($0)", String(repeating: "b", count: 50_000)) })
@@ -26,7 +24,7 @@ final class AnswerHeadTests: XCTestCase {
             defer { receiver.stop() }
             let spool = try TestSpool(self)
             let daemon = try SpooldProcess(
-                ["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--max-attempts", "1"] + transport)
+                ["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--max-attempts", "1"] + transport.arguments)
             addTeardownBlock { daemon.signal(SIGKILL) }
             func parked() -> Int { spool.files(in: "failed").filter { $0.hasSuffix(".json") }.count }
 

@@ -7,7 +7,7 @@ import XCTest
 /// a metadata change, waiting for the file system's journal behind another program's large fsync
 /// (seconds, with every libcurl transfer on its thread stuck behind it). Both transports, queued
 /// items and files sent straight from incoming/.
-final class BodyReadTests: XCTestCase {
+final class BodyReadTests: TransportTestCase {
     private func accessTime(_ path: String) throws -> Int {
         var st = stat()
         guard stat(path, &st) == 0 else { throw CocoaError(.fileNoSuchFile) }
@@ -24,14 +24,14 @@ final class BodyReadTests: XCTestCase {
         return old
     }
 
-    private func run(transport: [String], direct: Bool) throws {
+    private func run(direct: Bool) throws {
         let receiver = UploadReceiver(script: .always(500))
         try receiver.start()
         addTeardownBlock { receiver.stop() }
         let spool = try TestSpool(self)
         try spool.drop("body.bin", payload(70_000, seed: 9))
         let base = ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--max-attempts", "1", "--settle", "0"]
-            + transport
+            + transportArguments
         var old: Int
         if direct {
             old = try ageAccessTime(spool.incoming + "/body.bin")
@@ -47,8 +47,6 @@ final class BodyReadTests: XCTestCase {
         XCTAssertEqual(try accessTime(spool.path + "/failed/" + blob), old, "reading the body left its access time alone")
     }
 
-    func testQueuedItem_URLSession() throws { try run(transport: [], direct: false) }
-    func testQueuedItem_curl() throws { try run(transport: ["--transport", "curl"], direct: false) }
-    func testSentStraightFromIncoming_URLSession() throws { try run(transport: [], direct: true) }
-    func testSentStraightFromIncoming_curl() throws { try run(transport: ["--transport", "curl"], direct: true) }
+    func testQueuedItem() throws { try forEachTransport { _ in try run(direct: false) } }
+    func testSentStraightFromIncoming() throws { try forEachTransport { _ in try run(direct: true) } }
 }

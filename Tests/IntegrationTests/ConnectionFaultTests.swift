@@ -3,13 +3,15 @@ import UploadReceiver
 import SpoolTestSupport
 import XCTest
 
-/// The URLSession transport against a server that drops connections, answers without end, or
-/// answers with a gigabyte: spoold neither dies, stalls nor grows (issue 11).
+/// The transports against a server that drops connections, answers without end, or answers with
+/// a gigabyte: spoold neither dies, stalls nor grows (issue 11). Drops, resets, deadlines and
+/// stops run with every transport; what FoundationNetworking holds of an answer and does with a
+/// stopped process is URLSession's alone (`Transport.Only.foundationNetworking`).
 ///
 /// Real sockets on 127.0.0.1; every wait is on an event (process exit, a request the receiver
 /// saw or finished, an observer's count). Faults are drawn from a seeded generator whose seed is
 /// printed, so a failure can be replayed.
-final class ConnectionFaultTests: XCTestCase {
+final class ConnectionFaultTests: TransportTestCase {
     /// One item of a drop plan: its payload and the faults its first requests get.
     private struct PlannedItem {
         var name: String
@@ -105,16 +107,15 @@ final class ConnectionFaultTests: XCTestCase {
 
     // MARK: - Dropped connections
 
+    /// `drain` (the default transport) and `run` (each transport).
     func testDropsAtRandomOffsets_drain_noDeathNoStall_everyItemArrivesWhole() throws {
-        try dropsAtRandomOffsets(daemon: false, seed: UInt64(Date().timeIntervalSince1970), transport: "urlsession")
+        try dropsAtRandomOffsets(daemon: false, seed: UInt64(Date().timeIntervalSince1970))
     }
 
     func testDropsAtRandomOffsets_run_noDeathNoStall_everyItemArrivesWhole() throws {
-        try dropsAtRandomOffsets(daemon: true, seed: UInt64(Date().timeIntervalSince1970) &+ 1, transport: "urlsession")
-    }
-
-    func testDropsAtRandomOffsets_curl_run_noDeathNoStall_everyItemArrivesWhole() throws {
-        try dropsAtRandomOffsets(daemon: true, seed: UInt64(Date().timeIntervalSince1970) &+ 2, transport: "curl")
+        try forEachTransport { transport in
+            try dropsAtRandomOffsets(daemon: true, seed: UInt64(Date().timeIntervalSince1970) &+ (transport == .curl ? 2 : 1))
+        }
     }
 
     /// Attempts that ended on the idle timeout with URLSession: at most one per run. In about one
@@ -135,7 +136,8 @@ final class ConnectionFaultTests: XCTestCase {
     /// About 50 items, up to four drops each (RST or FIN at a random body offset), then 201.
     /// `--idle-timeout 5`: the stall watch ends a stalled attempt after half of it (2.5 s), and
     /// more than the allowed stalls blow the time limit.
-    private func dropsAtRandomOffsets(daemon: Bool, seed: UInt64, transport: String) throws {
+    private func dropsAtRandomOffsets(daemon: Bool, seed: UInt64) throws {
+        let transport = self.transport ?? .urlSession
         print("ConnectionFaultTests seed \(seed) (\(daemon ? "run" : "drain"), \(transport))")
         let items = plan(seed: seed, items: 50, maximumDrops: 4)
         let drops = DropScript(items)
@@ -145,7 +147,7 @@ final class ConnectionFaultTests: XCTestCase {
         for item in items { try spool.drop(item.name, item.bytes) }
         let arguments = [daemon ? "run" : "drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/",
                          "--retry-base", "0.05", "--max-backoff", "0.2", "--max-attempts", "6", "--settle", "0", "--keep-done",
-                         "--idle-timeout", "5", "--transport", transport]
+                         "--idle-timeout", "5"] + transportArguments
         let started = Date()
 
         let result: SpooldProcess.Result
@@ -188,39 +190,41 @@ final class ConnectionFaultTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(drops.requests(for: item.name), item.faults.count + 1)
         }
         print("ConnectionFaultTests seed \(seed): \(totalDrops) drops, \(stalls) attempt(s) ended on the idle timeout, \(String(format: "%.1f", elapsed)) s")
-        let allowed = transport == "urlsession" ? ConnectionFaultTests.urlSessionStallsAllowed : 0
+        let allowed = transport == .urlSession ? ConnectionFaultTests.urlSessionStallsAllowed : 0
         XCTAssertLessThanOrEqual(stalls, allowed, "attempts that waited for the idle timeout after a drop (seed \(seed))")
     }
 
     func testResetBatch_ofStreamedItems_finishesInSeconds_oneAttemptPerReset() throws {
-        let size = 6 << 20
-        let items = (0..<12).map { i in
-            PlannedItem(name: "big-\(i).bin", bytes: quickPayload(size, seed: UInt64(100 + i)),
-                        faults: [.resetAfter(bodyBytes: Int64(size / 3 + i * 1000))])
-        }
-        let drops = DropScript(items)
-        let spool = try TestSpool(self)
-        let receiver = try startReceiver(drops.script, store: spool.root)
-        for item in items { try spool.drop(item.name, item.bytes) }
-        let started = Date()
+        try forEachTransport { _ in
+            let size = 6 << 20
+            let items = (0..<12).map { i in
+                PlannedItem(name: "big-\(i).bin", bytes: quickPayload(size, seed: UInt64(100 + i)),
+                            faults: [.resetAfter(bodyBytes: Int64(size / 3 + i * 1000))])
+            }
+            let drops = DropScript(items)
+            let spool = try TestSpool(self)
+            let receiver = try startReceiver(drops.script, store: spool.root)
+            for item in items { try spool.drop(item.name, item.bytes) }
+            let started = Date()
 
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.05", "--settle", "0",
-             "--keep-done", "--idle-timeout", "10"], timeout: 60)
+            let result = try SpooldProcess.run(
+                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.05", "--settle", "0",
+                 "--keep-done", "--idle-timeout", "10"] + transportArguments, timeout: 60)
 
-        XCTAssertNil(result.signal, result.stderr)
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 20, "no more than one attempt waited for the idle timeout")
-        assertDelivered(items, receiver: receiver)
-        var stalls = 0
-        for name in spool.files(in: "done") where name.hasSuffix(".json") {
-            let attempts = try XCTUnwrap(spool.json("done/" + name)["attempts"] as? [[String: Any]])
-            // libdispatch's lost write interest (see `urlSessionStallsAllowed`) costs one idle timeout.
-            let stalled = attempts.filter { ConnectionFaultTests.isStall($0["error"] as? String) }.count
-            stalls += stalled
-            XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["retryable"] + Array(repeating: "retryable", count: stalled) + ["success"])
+            XCTAssertNil(result.signal, result.stderr)
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertLessThan(Date().timeIntervalSince(started), 20, "no more than one attempt waited for the idle timeout")
+            assertDelivered(items, receiver: receiver)
+            var stalls = 0
+            for name in spool.files(in: "done") where name.hasSuffix(".json") {
+                let attempts = try XCTUnwrap(spool.json("done/" + name)["attempts"] as? [[String: Any]])
+                // libdispatch's lost write interest (see `urlSessionStallsAllowed`) costs one idle timeout.
+                let stalled = attempts.filter { ConnectionFaultTests.isStall($0["error"] as? String) }.count
+                stalls += stalled
+                XCTAssertEqual(attempts.map { $0["outcome"] as? String }, ["retryable"] + Array(repeating: "retryable", count: stalled) + ["success"])
+            }
+            XCTAssertLessThanOrEqual(stalls, ConnectionFaultTests.urlSessionStallsAllowed)
         }
-        XCTAssertLessThanOrEqual(stalls, ConnectionFaultTests.urlSessionStallsAllowed)
     }
 
     // MARK: - Answers
@@ -237,20 +241,24 @@ final class ConnectionFaultTests: XCTestCase {
     static let closeBoundSeconds = 3.0
 
     func testOneGiBAnswer_memoryStaysFlat_itemUploaded_excerptKept() throws {
-        let (peak, attempt) = try runUntilAnswered(ScriptedResponse(status: 201, fault: .largeAnswer(bytes: 1 << 30)), waitSeconds: 60)
+        try only(.foundationNetworking) { _ in
+            let (peak, attempt) = try runUntilAnswered(ScriptedResponse(status: 201, fault: .largeAnswer(bytes: 1 << 30)), waitSeconds: 60)
 
-        XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB while a 1 GiB answer came in")
-        XCTAssertEqual(attempt["httpStatus"] as? Int, 201)
-        XCTAssertEqual((attempt["responseExcerpt"] as? String)?.count, 512, "the first 512 bytes are kept")
+            XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB while a 1 GiB answer came in")
+            XCTAssertEqual(attempt["httpStatus"] as? Int, 201)
+            XCTAssertEqual((attempt["responseExcerpt"] as? String)?.count, 512, "the first 512 bytes are kept")
+        }
     }
 
     func testEndlessFastAnswer_isCutAfterOneMiB_itsStatusCounts_memoryStaysFlat() throws {
-        // The receiver finishes the request when spoold closes the connection.
-        let (peak, attempt) = try runUntilAnswered(ScriptedResponse(status: 200, fault: .endlessAnswer), waitSeconds: 30)
+        try only(.foundationNetworking) { _ in
+            // The receiver finishes the request when spoold closes the connection.
+            let (peak, attempt) = try runUntilAnswered(ScriptedResponse(status: 200, fault: .endlessAnswer), waitSeconds: 30)
 
-        XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB during an endless answer")
-        XCTAssertEqual(attempt["httpStatus"] as? Int, 200)
-        XCTAssertEqual(attempt["outcome"] as? String, "success")
+            XCTAssertLessThan(peak, ConnectionFaultTests.peakBoundKiB, "peak RSS \(peak) KiB during an endless answer")
+            XCTAssertEqual(attempt["httpStatus"] as? Int, 200)
+            XCTAssertEqual(attempt["outcome"] as? String, "success")
+        }
     }
 
     /// Runs the daemon on one item against `answer` until the item is recorded in done/, then stops
@@ -265,7 +273,8 @@ final class ConnectionFaultTests: XCTestCase {
         let receiver = try startReceiver(.always(answer))
         let spool = try TestSpool(self)
         try spool.drop("item.txt", payload(1000, seed: 1))
-        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--keep-done"])
+        let daemon = try SpooldProcess(
+            ["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--keep-done"] + transportArguments)
         addTeardownBlock { daemon.signal(SIGKILL) }
 
         let recorded = waitUntil(timeout: waitSeconds) { spool.files(in: "done").contains { $0.hasSuffix(".json") } }
@@ -286,23 +295,25 @@ final class ConnectionFaultTests: XCTestCase {
     }
 
     func testTricklingAnswer_endsAtTheDeadline() throws {
-        let receiver = try startReceiver(.always(ScriptedResponse(status: 200, fault: .tricklingAnswer)))
-        let spool = try TestSpool(self)
-        try spool.drop("trickle.txt", payload(1000, seed: 3))
-        let started = Date()
+        try forEachTransport { _ in
+            let receiver = try startReceiver(.always(ScriptedResponse(status: 200, fault: .tricklingAnswer)))
+            let spool = try TestSpool(self)
+            try spool.drop("trickle.txt", payload(1000, seed: 3))
+            let started = Date()
 
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--timeout", "2",
-             "--idle-timeout", "1", "--max-attempts", "1"], timeout: 30)
+            let result = try SpooldProcess.run(
+                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0", "--timeout", "2",
+                 "--idle-timeout", "1", "--max-attempts", "1"] + transportArguments, timeout: 30)
 
-        let elapsed = Date().timeIntervalSince(started)
-        XCTAssertNil(result.signal, result.stderr)
-        XCTAssertEqual(result.exitCode, 1, result.stderr)
-        XCTAssertGreaterThanOrEqual(elapsed, 2, "the answer never pauses for the 1 s idle timeout")
-        XCTAssertLessThan(elapsed, 8, "--timeout ends an answer that never ends")
-        let json = try spool.json("failed/" + XCTUnwrap(spool.files(in: "failed").first { $0.hasSuffix(".json") }))
-        let attempt = try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first)
-        XCTAssertTrue((attempt["error"] as? String ?? "").contains("deadline"), "\(attempt)")
+            let elapsed = Date().timeIntervalSince(started)
+            XCTAssertNil(result.signal, result.stderr)
+            XCTAssertEqual(result.exitCode, 1, result.stderr)
+            XCTAssertGreaterThanOrEqual(elapsed, 2, "the answer never pauses for the 1 s idle timeout")
+            XCTAssertLessThan(elapsed, 8, "--timeout ends an answer that never ends")
+            let json = try spool.json("failed/" + XCTUnwrap(spool.files(in: "failed").first { $0.hasSuffix(".json") }))
+            let attempt = try XCTUnwrap((json["attempts"] as? [[String: Any]])?.first)
+            XCTAssertTrue((attempt["error"] as? String ?? "").contains("deadline"), "\(attempt)")
+        }
     }
 
     // MARK: - Cancelling streamed uploads
@@ -337,56 +348,60 @@ final class ConnectionFaultTests: XCTestCase {
     }
 
     func testStoppedLongerThanTheDeadline_thenContinued_theDeadlineCancelsStreamedUploadsSafely() throws {
-        let stall = StallingScript()
-        let spool = try TestSpool(self)
-        let receiver = try startReceiver(stall.script)
-        receiver.setObserver { stall.observe($0) }
-        addTeardownBlock { stall.release.signal() }
-        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
-                                        "--timeout", "1", "--retry-base", "0.05"])
-        addTeardownBlock { daemon.signal(SIGKILL) }
+        try only(.foundationNetworking) { _ in
+            let stall = StallingScript()
+            let spool = try TestSpool(self)
+            let receiver = try startReceiver(stall.script)
+            receiver.setObserver { stall.observe($0) }
+            addTeardownBlock { stall.release.signal() }
+            let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
+                                            "--timeout", "1", "--retry-base", "0.05"] + transportArguments)
+            addTeardownBlock { daemon.signal(SIGKILL) }
 
-        for round in 0..<2 {
-            for i in 0..<3 { try spool.drop("r\(round)-\(i).bin", quickPayload(16 << 20, seed: UInt64(round * 10 + i))) }
-            // Three uploads are mid-body, blocked on a server that stopped reading.
-            XCTAssertTrue(stall.wait(stall.heads, count: 3, timeout: 30), daemon.readErr())
-            daemon.signal(SIGSTOP)
-            usleep(1_500_000)  // the scenario itself: stopped past the 1 s deadline
-            daemon.signal(SIGCONT)
-            // The deadline cancels all three at once; their retries get 201.
-            XCTAssertTrue(stall.wait(stall.answered, count: 3, timeout: 30), daemon.readErr())
+            for round in 0..<2 {
+                for i in 0..<3 { try spool.drop("r\(round)-\(i).bin", quickPayload(16 << 20, seed: UInt64(round * 10 + i))) }
+                // Three uploads are mid-body, blocked on a server that stopped reading.
+                XCTAssertTrue(stall.wait(stall.heads, count: 3, timeout: 30), daemon.readErr())
+                daemon.signal(SIGSTOP)
+                usleep(1_500_000)  // the scenario itself: stopped past the 1 s deadline
+                daemon.signal(SIGCONT)
+                // The deadline cancels all three at once; their retries get 201.
+                XCTAssertTrue(stall.wait(stall.answered, count: 3, timeout: 30), daemon.readErr())
+            }
+            stall.release.signal()
+            daemon.signal(SIGTERM)
+            let result = try daemon.wait(timeout: 30)
+
+            XCTAssertNil(result.signal, "spoold died: \(result.stderr.suffix(3000))")
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertEqual(spool.files(in: "failed"), [])
+            XCTAssertEqual(result.stderr.components(separatedBy: "deadline").count - 1, 6, result.stderr)
         }
-        stall.release.signal()
-        daemon.signal(SIGTERM)
-        let result = try daemon.wait(timeout: 30)
-
-        XCTAssertNil(result.signal, "spoold died: \(result.stderr.suffix(3000))")
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertEqual(spool.files(in: "failed"), [])
-        XCTAssertEqual(result.stderr.components(separatedBy: "deadline").count - 1, 6, result.stderr)
     }
 
     func testSecondStopRequest_cancelsStreamedUploadsMidBody_exitsCleanly_attemptsHandedBack() throws {
-        let stall = StallingScript()
-        let spool = try TestSpool(self)
-        let receiver = try startReceiver(stall.script)
-        addTeardownBlock { stall.release.signal() }
-        for i in 0..<3 { try spool.drop("s\(i).bin", quickPayload(16 << 20, seed: UInt64(40 + i))) }
-        let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"])
-        addTeardownBlock { daemon.signal(SIGKILL) }
+        try forEachTransport { _ in
+            let stall = StallingScript()
+            let spool = try TestSpool(self)
+            let receiver = try startReceiver(stall.script)
+            addTeardownBlock { stall.release.signal() }
+            for i in 0..<3 { try spool.drop("s\(i).bin", quickPayload(16 << 20, seed: UInt64(40 + i))) }
+            let daemon = try SpooldProcess(["run", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transportArguments)
+            addTeardownBlock { daemon.signal(SIGKILL) }
 
-        XCTAssertTrue(stall.wait(stall.heads, count: 3, timeout: 30), daemon.readErr())
-        // Two stop requests (two of one signal could merge into one while pending).
-        daemon.signal(SIGTERM)
-        daemon.signal(SIGINT)
-        let result = try daemon.wait(timeout: 30)
+            XCTAssertTrue(stall.wait(stall.heads, count: 3, timeout: 30), daemon.readErr())
+            // Two stop requests (two of one signal could merge into one while pending).
+            daemon.signal(SIGTERM)
+            daemon.signal(SIGINT)
+            let result = try daemon.wait(timeout: 30)
 
-        XCTAssertNil(result.signal, "spoold died: \(result.stderr.suffix(3000))")
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertTrue(result.stderr.contains("cancelling 3 upload(s)"), result.stderr)
-        let pending = spool.files(in: "pending").filter { $0.hasSuffix(".json") }
-        XCTAssertEqual(pending.count, 3, "\(spool.itemFiles)")
-        XCTAssertTrue(pending.allSatisfy { $0.contains(".a0.") }, "the cancelled attempts were handed back: \(pending)")
+            XCTAssertNil(result.signal, "spoold died: \(result.stderr.suffix(3000))")
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertTrue(result.stderr.contains("cancelling 3 upload(s)"), result.stderr)
+            let pending = spool.files(in: "pending").filter { $0.hasSuffix(".json") }
+            XCTAssertEqual(pending.count, 3, "\(spool.itemFiles)")
+            XCTAssertTrue(pending.allSatisfy { $0.contains(".a0.") }, "the cancelled attempts were handed back: \(pending)")
+        }
     }
 
     // MARK: - Helpers

@@ -1,10 +1,11 @@
 import Foundation
 import XCTest
 
-/// `--transport curl` and its connections, counted in a real nginx's access log: HTTP/2 where an
-/// https server offers it (every upload multiplexed over one connection), `--http1.1`, and
-/// HTTP/1.1 connections kept for reuse rather than closed and made again.
-final class CurlConnectionTests: XCTestCase {
+/// `--transport curl` and its connections (`Transport.Only.curlOptions`), counted in a real
+/// nginx's access log: HTTP/2 where an https server offers it (every upload multiplexed over one
+/// connection), `--http1.1`, and HTTP/1.1 connections kept for reuse rather than closed and made
+/// again.
+final class CurlConnectionTests: TransportTestCase {
     /// Drops `count` small files and one of 3 MiB, drains them at `concurrency`, checks every body
     /// arrived byte for byte, and returns nginx's requests (protocol, connection).
     private func drain(
@@ -17,7 +18,7 @@ final class CurlConnectionTests: XCTestCase {
 
         let result = try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "\(scheme)://127.0.0.1:\(nginx.port)/up/", "--settle", "0",
-             "--transport", "curl", "--concurrency", "\(concurrency)"] + extra, timeout: 120)
+             "--concurrency", "\(concurrency)"] + transportArguments + extra, timeout: 120)
 
         XCTAssertEqual(result.exitCode, 0, result.stderr + nginx.errorLog)
         for (name, bytes) in files {
@@ -30,14 +31,16 @@ final class CurlConnectionTests: XCTestCase {
     }
 
     func testHTTPS_whereTheServerOffersHTTP2_everyUploadSharesOneHTTP2Connection() throws {
-        let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
-        let nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
-        addTeardownBlock { nginx.stop() }
+        try only(.curlOptions) { _ in
+            let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
+            let nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
+            addTeardownBlock { nginx.stop() }
 
-        let requests = try drain(nginx, scheme: "https", count: 40, concurrency: 8, extra: ["--cacert", certificate])
+            let requests = try drain(nginx, scheme: "https", count: 40, concurrency: 8, extra: ["--cacert", certificate])
 
-        XCTAssertEqual(Set(requests.map(\.protocol)), ["HTTP/2.0"])
-        XCTAssertEqual(Set(requests.map(\.connection)).count, 1, "multiplexed (CURLOPT_PIPEWAIT), not one connection per upload")
+            XCTAssertEqual(Set(requests.map(\.protocol)), ["HTTP/2.0"])
+            XCTAssertEqual(Set(requests.map(\.connection)).count, 1, "multiplexed (CURLOPT_PIPEWAIT), not one connection per upload")
+        }
     }
 
     /// A server may answer before it has read the whole body and then end the stream
@@ -47,45 +50,51 @@ final class CurlConnectionTests: XCTestCase {
     /// had answered 201 each time. (nginx sometimes resets a stream before its answer goes out,
     /// several at once: those attempts are retried, so the test counts no requests.)
     func testHTTP2_anAnswerBeforeTheBodyIsRead_isTheOutcome() throws {
-        let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
-        let nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
-        addTeardownBlock { nginx.stop() }
-        let spool = try TestSpool(self)
-        for n in 0..<8 { try spool.drop("big\(n).bin", payload(1 << 20, seed: UInt64(7 + n))) }
-        try spool.drop("small.bin", payload(4096, seed: 3))
+        try only(.curlOptions) { _ in
+            let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
+            let nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
+            addTeardownBlock { nginx.stop() }
+            let spool = try TestSpool(self)
+            for n in 0..<8 { try spool.drop("big\(n).bin", payload(1 << 20, seed: UInt64(7 + n))) }
+            try spool.drop("small.bin", payload(4096, seed: 3))
 
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:\(nginx.port)/early/", "--settle", "0",
-             "--transport", "curl", "--cacert", certificate], timeout: 120)
+            let result = try SpooldProcess.run(
+                ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:\(nginx.port)/early/", "--settle", "0",
+                 "--cacert", certificate] + transportArguments, timeout: 120)
 
-        XCTAssertEqual(result.exitCode, 0, result.stderr + nginx.errorLog)
-        XCTAssertTrue(result.stderr.contains("9 uploaded, 0 moved to failed/"), result.stderr)
-        XCTAssertEqual(Set(nginx.requests.map(\.protocol)), ["HTTP/2.0"])
+            XCTAssertEqual(result.exitCode, 0, result.stderr + nginx.errorLog)
+            XCTAssertTrue(result.stderr.contains("9 uploaded, 0 moved to failed/"), result.stderr)
+            XCTAssertEqual(Set(nginx.requests.map(\.protocol)), ["HTTP/2.0"])
+        }
     }
 
     func testHTTP11Option_keepsHTTP1_whereTheServerOffersHTTP2() throws {
-        let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
-        let nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
-        addTeardownBlock { nginx.stop() }
+        try only(.curlOptions) { _ in
+            let (binary, certificate, key) = try NginxServer.tlsMaterial(for: self)
+            let nginx = try NginxServer(binary: binary, tls: (certificate, key), http2: true)
+            addTeardownBlock { nginx.stop() }
 
-        let requests = try drain(nginx, scheme: "https", count: 10, concurrency: 4, extra: ["--cacert", certificate, "--http1.1"])
+            let requests = try drain(nginx, scheme: "https", count: 10, concurrency: 4, extra: ["--cacert", certificate, "--http1.1"])
 
-        XCTAssertEqual(Set(requests.map(\.protocol)), ["HTTP/1.1"])
+            XCTAssertEqual(Set(requests.map(\.protocol)), ["HTTP/1.1"])
+        }
     }
 
     /// libcurl's default cache keeps 4 idle connections per transfer added at that moment: with
     /// the engine's group commit briefly leaving few on the wire, it closed connections the next
     /// uploads had to make again. spoold sizes the cache to its concurrency.
     func testHTTP11_connectionsAreReused_noMoreThanTheConcurrency() throws {
-        guard let binary = NginxServer.binary else {
-            throw XCTSkip("nginx is not installed (scripts/test installs it from Debian packages)")
+        try only(.curlOptions) { _ in
+            guard let binary = NginxServer.binary else {
+                throw XCTSkip("nginx is not installed (scripts/test installs it from Debian packages)")
+            }
+            let nginx = try NginxServer(binary: binary)
+            addTeardownBlock { nginx.stop() }
+
+            let requests = try drain(nginx, scheme: "http", count: 400, concurrency: 16)
+
+            XCTAssertEqual(Set(requests.map(\.protocol)), ["HTTP/1.1"])
+            XCTAssertLessThanOrEqual(Set(requests.map(\.connection)).count, 16, "connections closed and made again")
         }
-        let nginx = try NginxServer(binary: binary)
-        addTeardownBlock { nginx.stop() }
-
-        let requests = try drain(nginx, scheme: "http", count: 400, concurrency: 16)
-
-        XCTAssertEqual(Set(requests.map(\.protocol)), ["HTTP/1.1"])
-        XCTAssertLessThanOrEqual(Set(requests.map(\.connection)).count, 16, "connections closed and made again")
     }
 }

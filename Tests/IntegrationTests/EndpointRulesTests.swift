@@ -5,12 +5,10 @@ import XCTest
 
 /// The endpoint decides what success is (issue 14): `--retry-on`/`--final-on`,
 /// `--content-digest`, `--success-json`, and the `--on-success`/`--on-failure` hooks, through
-/// the binary against the loopback receiver. `CurlEndpointRulesTests` runs the transport's share
-/// of them (digests, answers) again with `--transport curl`.
-class EndpointRulesTests: XCTestCase {
-    /// The transport under test, added to every `spoold drain` command line.
-    class var transportArguments: [String] { [] }
-
+/// the binary against the loopback receiver. The transport's share of them (digests over the
+/// body it streams, answers it reads) runs with every transport; the status lists, the rule's
+/// syntax and the hooks sit above it and run once.
+final class EndpointRulesTests: TransportTestCase {
     private func startReceiver(_ script: ResponseScript = .always(201)) throws -> UploadReceiver {
         let receiver = UploadReceiver(script: script)
         _ = try receiver.start()
@@ -23,7 +21,7 @@ class EndpointRulesTests: XCTestCase {
     {
         try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--retry-base", "0.05", "--settle", "0"]
-                + Self.transportArguments + extra,
+                + transportArguments + extra,
             timeout: timeout)
     }
 
@@ -40,30 +38,34 @@ class EndpointRulesTests: XCTestCase {
     // MARK: - Retry classes
 
     func testRetryOn404_isRetriedUntilAccepted() throws {
-        let receiver = try startReceiver(.perKey([.status(404), .status(404)], then: .status(201)))
-        let spool = try TestSpool(self)
-        try spool.drop("late.txt", [1, 2, 3])
+        try forEachTransport { _ in
+            let receiver = try startReceiver(.perKey([.status(404), .status(404)], then: .status(201)))
+            let spool = try TestSpool(self)
+            try spool.drop("late.txt", [1, 2, 3])
 
-        let result = try drain(spool, receiver, ["--retry-on", "404,409", "--keep-done"])
+            let result = try drain(spool, receiver, ["--retry-on", "404,409", "--keep-done"])
 
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertEqual(receiver.requests.count, 3)
-        let outcomes = try attempts(try onlyJSON(in: spool, "done")).map { $0["outcome"] as? String }
-        XCTAssertEqual(outcomes, ["retryable", "retryable", "success"])
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertEqual(receiver.requests.count, 3)
+            let outcomes = try attempts(try onlyJSON(in: spool, "done")).map { $0["outcome"] as? String }
+            XCTAssertEqual(outcomes, ["retryable", "retryable", "success"])
+        }
     }
 
     func testFinalOn503_parksTheItemAfterOneRequest() throws {
-        let receiver = try startReceiver(.always(.status(503, body: "gone for good")))
-        let spool = try TestSpool(self)
-        try spool.drop("final.txt", [1, 2, 3])
+        try forEachTransport { _ in
+            let receiver = try startReceiver(.always(.status(503, body: "gone for good")))
+            let spool = try TestSpool(self)
+            try spool.drop("final.txt", [1, 2, 3])
 
-        let result = try drain(spool, receiver, ["--final-on", "503"])
+            let result = try drain(spool, receiver, ["--final-on", "503"])
 
-        XCTAssertEqual(result.exitCode, 1, result.stderr)
-        XCTAssertEqual(receiver.requests.count, 1, "503 is retried by default; --final-on 503 stops at one")
-        let json = try onlyJSON(in: spool, "failed")
-        XCTAssertEqual(try attempts(json).map { $0["outcome"] as? String }, ["final"])
-        XCTAssertTrue((json["failureReason"] as? String ?? "").contains("HTTP 503"), "\(json)")
+            XCTAssertEqual(result.exitCode, 1, result.stderr)
+            XCTAssertEqual(receiver.requests.count, 1, "503 is retried by default; --final-on 503 stops at one")
+            let json = try onlyJSON(in: spool, "failed")
+            XCTAssertEqual(try attempts(json).map { $0["outcome"] as? String }, ["final"])
+            XCTAssertTrue((json["failureReason"] as? String ?? "").contains("HTTP 503"), "\(json)")
+        }
     }
 
     func testStatusLists_withJunk_exitTwoNamingTheEntry_andNothingIsSent() throws {
@@ -93,98 +95,108 @@ class EndpointRulesTests: XCTestCase {
     }
 
     func testContentDigest_coversTheExactBody_smallLargeAndMultipart() throws {
-        let receiver = try startReceiver()
-        let spool = try TestSpool(self)
-        let large = payload(4 * 1024 * 1024 + 17, seed: 14)  // above the in-memory limit: streamed from the file
-        try spool.drop("hello.txt", Array("hello".utf8))
-        try spool.drop("large.bin", large)
+        try forEachTransport { _ in
+            let receiver = try startReceiver()
+            let spool = try TestSpool(self)
+            let large = payload(4 * 1024 * 1024 + 17, seed: 14)  // above the in-memory limit: streamed from the file
+            try spool.drop("hello.txt", Array("hello".utf8))
+            try spool.drop("large.bin", large)
 
-        let plain = try drain(spool, receiver, ["--content-digest", "sha-256"])
-        XCTAssertEqual(plain.exitCode, 0, plain.stderr)
-        let byName = Dictionary(uniqueKeysWithValues: receiver.requests.map { ($0.target, $0) })
-        let hello = try XCTUnwrap(byName["/up/hello.txt"])
-        XCTAssertEqual(hello.header("Content-Digest"), "sha-256=:LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=:")
-        let big = try XCTUnwrap(byName["/up/large.bin"])
-        XCTAssertEqual(big.body.count, large.count)
-        XCTAssertEqual(big.header("Content-Digest"), expectedDigest(large))
+            let plain = try drain(spool, receiver, ["--content-digest", "sha-256"])
+            XCTAssertEqual(plain.exitCode, 0, plain.stderr)
+            let byName = Dictionary(uniqueKeysWithValues: receiver.requests.map { ($0.target, $0) })
+            let hello = try XCTUnwrap(byName["/up/hello.txt"])
+            XCTAssertEqual(hello.header("Content-Digest"), "sha-256=:LPJNul+wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ=:")
+            let big = try XCTUnwrap(byName["/up/large.bin"])
+            XCTAssertEqual(big.body.count, large.count)
+            XCTAssertEqual(big.header("Content-Digest"), expectedDigest(large))
 
-        try spool.drop("form.txt", Array("a form".utf8))
-        let form = try drain(spool, receiver, ["--content-digest", "SHA-256", "--form", "file"])
-        XCTAssertEqual(form.exitCode, 0, form.stderr)
-        let multipart = try XCTUnwrap(receiver.requests.last)
-        XCTAssertTrue(multipart.header("Content-Type")?.hasPrefix("multipart/form-data") ?? false)
-        XCTAssertEqual(multipart.header("Content-Digest"), expectedDigest(multipart.body), "over the whole multipart body")
-        XCTAssertNotEqual(multipart.header("Content-Digest"), expectedDigest(Array("a form".utf8)))
+            try spool.drop("form.txt", Array("a form".utf8))
+            let form = try drain(spool, receiver, ["--content-digest", "SHA-256", "--form", "file"])
+            XCTAssertEqual(form.exitCode, 0, form.stderr)
+            let multipart = try XCTUnwrap(receiver.requests.last)
+            XCTAssertTrue(multipart.header("Content-Type")?.hasPrefix("multipart/form-data") ?? false)
+            XCTAssertEqual(multipart.header("Content-Digest"), expectedDigest(multipart.body), "over the whole multipart body")
+            XCTAssertNotEqual(multipart.header("Content-Digest"), expectedDigest(Array("a form".utf8)))
+        }
     }
 
     func testContentDigest_isAbsentByDefault_andAnUnknownAlgorithmIsAUsageError() throws {
-        let receiver = try startReceiver()
-        let spool = try TestSpool(self)
-        try spool.drop("plain.txt", [1, 2, 3])
-        let bad = try drain(spool, receiver, ["--content-digest", "md5"])
-        XCTAssertEqual(bad.exitCode, 2)
-        XCTAssertTrue(bad.stderr.contains("'md5'"), bad.stderr)
-        XCTAssertEqual(receiver.requests.count, 0)
+        try forEachTransport { _ in
+            let receiver = try startReceiver()
+            let spool = try TestSpool(self)
+            try spool.drop("plain.txt", [1, 2, 3])
+            let bad = try drain(spool, receiver, ["--content-digest", "md5"])
+            XCTAssertEqual(bad.exitCode, 2)
+            XCTAssertTrue(bad.stderr.contains("'md5'"), bad.stderr)
+            XCTAssertEqual(receiver.requests.count, 0)
 
-        let result = try drain(spool, receiver)
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertNil(try XCTUnwrap(receiver.requests.first).header("Content-Digest"))
+            let result = try drain(spool, receiver)
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertNil(try XCTUnwrap(receiver.requests.first).header("Content-Digest"))
+        }
     }
 
     // MARK: - Success inside the body
 
     func testSuccessJSON_a200WithAFailureInside_isRetried_untilTheBodySaysSuccess() throws {
-        let receiver = try startReceiver(.perKey(
-            [.status(200, body: #"{"status": {"code": 500, "message": "storage busy"}}"#),
-             .status(200, body: #"{"status": {"code": 503}}"#)],
-            then: .status(200, body: #"{"status": {"code": 200}}"#)))
-        let spool = try TestSpool(self)
-        try spool.drop("inside.txt", [1, 2, 3])
+        try forEachTransport { _ in
+            let receiver = try startReceiver(.perKey(
+                [.status(200, body: #"{"status": {"code": 500, "message": "storage busy"}}"#),
+                 .status(200, body: #"{"status": {"code": 503}}"#)],
+                then: .status(200, body: #"{"status": {"code": 200}}"#)))
+            let spool = try TestSpool(self)
+            try spool.drop("inside.txt", [1, 2, 3])
 
-        let result = try drain(spool, receiver, ["--success-json", "status.code=200", "--keep-done"])
+            let result = try drain(spool, receiver, ["--success-json", "status.code=200", "--keep-done"])
 
-        XCTAssertEqual(result.exitCode, 0, result.stderr)
-        XCTAssertEqual(receiver.requests.count, 3)
-        let history = try attempts(try onlyJSON(in: spool, "done"))
-        XCTAssertEqual(history.map { $0["outcome"] as? String }, ["retryable", "retryable", "success"])
-        XCTAssertEqual(history[0]["httpStatus"] as? Int, 200)
-        XCTAssertEqual(history[0]["error"] as? String, "the answer's status.code is 500, not 200 (--success-json status.code=200)")
-        XCTAssertEqual(history[0]["responseExcerpt"] as? String, #"{"status": {"code": 500, "message": "storage busy"}}"#)
-        XCTAssertNil(history[2]["error"])
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertEqual(receiver.requests.count, 3)
+            let history = try attempts(try onlyJSON(in: spool, "done"))
+            XCTAssertEqual(history.map { $0["outcome"] as? String }, ["retryable", "retryable", "success"])
+            XCTAssertEqual(history[0]["httpStatus"] as? Int, 200)
+            XCTAssertEqual(history[0]["error"] as? String, "the answer's status.code is 500, not 200 (--success-json status.code=200)")
+            XCTAssertEqual(history[0]["responseExcerpt"] as? String, #"{"status": {"code": 500, "message": "storage busy"}}"#)
+            XCTAssertNil(history[2]["error"])
+        }
     }
 
     func testSuccessJSON_anAnswerThatIsNotJSON_failsTheRule_andTheItemIsParkedWithTheReason() throws {
-        let receiver = try startReceiver(.always(.status(200, body: "<html>Saved!</html>")))
-        let spool = try TestSpool(self)
-        try spool.drop("html.txt", [1, 2, 3])
+        try forEachTransport { _ in
+            let receiver = try startReceiver(.always(.status(200, body: "<html>Saved!</html>")))
+            let spool = try TestSpool(self)
+            try spool.drop("html.txt", [1, 2, 3])
 
-        let result = try drain(spool, receiver, ["--success-json", "ok=true"])
+            let result = try drain(spool, receiver, ["--success-json", "ok=true"])
 
-        XCTAssertEqual(result.exitCode, 1, result.stderr)
-        XCTAssertEqual(receiver.requests.count, 3, "retryable: every attempt is used")
-        let json = try onlyJSON(in: spool, "failed")
-        let history = try attempts(json)
-        XCTAssertEqual(history.map { $0["outcome"] as? String }, ["retryable", "retryable", "retryable"])
-        XCTAssertEqual(history[2]["responseExcerpt"] as? String, "<html>Saved!</html>")
-        let reason = json["failureReason"] as? String ?? ""
-        XCTAssertTrue(reason.hasPrefix("HTTP 200: the answer is not JSON"), reason)
-        XCTAssertTrue(reason.hasSuffix("on attempt 3 of 3"), reason)
-        XCTAssertTrue(result.stderr.contains("gave up on"), result.stderr)
+            XCTAssertEqual(result.exitCode, 1, result.stderr)
+            XCTAssertEqual(receiver.requests.count, 3, "retryable: every attempt is used")
+            let json = try onlyJSON(in: spool, "failed")
+            let history = try attempts(json)
+            XCTAssertEqual(history.map { $0["outcome"] as? String }, ["retryable", "retryable", "retryable"])
+            XCTAssertEqual(history[2]["responseExcerpt"] as? String, "<html>Saved!</html>")
+            let reason = json["failureReason"] as? String ?? ""
+            XCTAssertTrue(reason.hasPrefix("HTTP 200: the answer is not JSON"), reason)
+            XCTAssertTrue(reason.hasSuffix("on attempt 3 of 3"), reason)
+            XCTAssertTrue(result.stderr.contains("gave up on"), result.stderr)
+        }
     }
 
     func testSuccessJSON_anAnswerLargerThanTheBound_failsTheRule() throws {
-        let padding = String(repeating: "x", count: 70 * 1024)
-        let receiver = try startReceiver(.always(.status(200, body: #"{"ok": true, "pad": "\#(padding)"}"#)))
-        let spool = try TestSpool(self)
-        try spool.drop("big-answer.txt", [1])
+        try forEachTransport { _ in
+            let padding = String(repeating: "x", count: 70 * 1024)
+            let receiver = try startReceiver(.always(.status(200, body: #"{"ok": true, "pad": "\#(padding)"}"#)))
+            let spool = try TestSpool(self)
+            try spool.drop("big-answer.txt", [1])
 
-        let result = try drain(spool, receiver, ["--success-json", "ok=true", "--max-attempts", "1"])
+            let result = try drain(spool, receiver, ["--success-json", "ok=true", "--max-attempts", "1"])
 
-        XCTAssertEqual(result.exitCode, 1, result.stderr)
-        let json = try onlyJSON(in: spool, "failed")
-        XCTAssertTrue((json["failureReason"] as? String ?? "").contains("larger than 64 KiB"), "\(json)")
-        let excerpt = try XCTUnwrap(try attempts(json)[0]["responseExcerpt"] as? String)
-        XCTAssertEqual(excerpt.utf8.count, 512, "the history keeps the usual excerpt only")
+            XCTAssertEqual(result.exitCode, 1, result.stderr)
+            let json = try onlyJSON(in: spool, "failed")
+            XCTAssertTrue((json["failureReason"] as? String ?? "").contains("larger than 64 KiB"), "\(json)")
+            let excerpt = try XCTUnwrap(try attempts(json)[0]["responseExcerpt"] as? String)
+            XCTAssertEqual(excerpt.utf8.count, 512, "the history keeps the usual excerpt only")
+        }
     }
 
     func testSuccessJSON_invalidRule_isAUsageError() throws {

@@ -110,6 +110,15 @@ final class NginxServer {
         }
     }
 
+    /// Every request nginx logged: its status and path (the access log's last two fields).
+    var answered: [(status: Int, path: String)] {
+        let text = (try? String(contentsOfFile: root + "/logs/access.log", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map {
+            let fields = $0.split(separator: " ")
+            return (fields.count > 2 ? Int(fields[2]) ?? 0 : 0, fields.last.map(String.init) ?? "")
+        }
+    }
+
     /// nginx has no readiness event we can wait on, so try to connect, a bounded number of times.
     static func canConnect(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -4,9 +4,7 @@ import XCTest
 
 /// Producers are not trusted (README "Security model"): the attacks a local producer can try
 /// through incoming/ and sidecars, run against the built binary with each transport.
-final class ProducerTrustTests: XCTestCase {
-    static let transports: [[String]] = [[], ["--transport", "curl"]]
-
+final class ProducerTrustTests: TransportTestCase {
     private func write(_ text: String, to path: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     }
@@ -19,7 +17,7 @@ final class ProducerTrustTests: XCTestCase {
     /// (`Host: evil.example`, `Transfer-Encoding: chunked`, a second request): refused where it
     /// enters, the item parked in failed/ with why, nothing sent.
     func testSidecarHeaderInjection_parksTheItem_nothingReachesTheWire() throws {
-        for transport in Self.transports {
+        try forEachTransport { transport in
             let receiver = UploadReceiver(script: .always(201))
             try receiver.start()
             defer { receiver.stop() }
@@ -36,7 +34,7 @@ final class ProducerTrustTests: XCTestCase {
             try spool.drop("fine.txt", Array("fine".utf8))
 
             let result = try SpooldProcess.run(
-                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transport)
+                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transport.arguments)
 
             XCTAssertEqual(result.exitCode, 1, "\(transport): \(result.stderr)")
             XCTAssertEqual(receiver.requests.map(\.target), ["/up/fine.txt"], "\(transport): only the fine file went out")
@@ -52,7 +50,7 @@ final class ProducerTrustTests: XCTestCase {
     /// The check where each transport builds its request: an item json edited by hand (no sidecar
     /// check on the way) with a line break in its content type or a header is refused, unsent.
     func testHandEditedJSON_withALineBreak_isRefusedWhereTheRequestIsBuilt() throws {
-        for transport in Self.transports {
+        try forEachTransport { transport in
             let receiver = UploadReceiver(script: .always(201))
             try receiver.start()
             defer { receiver.stop() }
@@ -70,7 +68,7 @@ final class ProducerTrustTests: XCTestCase {
             }
 
             let result = try SpooldProcess.run(
-                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transport)
+                ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"] + transport.arguments)
 
             XCTAssertEqual(result.exitCode, 1, "\(transport): \(result.stderr)")
             XCTAssertEqual(receiver.requests.count, 0, "\(transport): nothing went out")

@@ -3,7 +3,7 @@ import XCTest
 
 /// A producer decides what its object is, not what the daemon's S3 key may do (README "Security
 /// model"): against `rclone serve s3`, which does what a signed header says, with each transport.
-final class S3ProducerTrustTests: XCTestCase {
+final class S3ProducerTrustTests: TransportTestCase {
     private func environment(_ root: String) -> [String: String] {
         [
             "HOME": root, "AWS_ACCESS_KEY_ID": RcloneS3Server.accessKey, "AWS_SECRET_ACCESS_KEY": RcloneS3Server.secretKey,
@@ -34,9 +34,9 @@ final class S3ProducerTrustTests: XCTestCase {
         let server = try RcloneS3Server.start(self, buckets: ["bucket", "otherbucket"], debugLog: true)
         let secret = Data("the other bucket's secret".utf8)
         try secret.write(to: URL(fileURLWithPath: server.root + "/data/otherbucket/secret.txt"))
-        for transport in [[], ["--transport", "curl"]] {
+        try forEachTransport { transport in
             let spool = try TestSpool(self)
-            let prefix = transport.isEmpty ? "u/" : "c/"
+            let prefix = transport == .urlSession ? "u/" : "c/"
             try sidecar(spool, "copy.txt", #"{"headers":{"x-amz-copy-source":"otherbucket/secret.txt"}}"#, Array("mine".utf8))
             try sidecar(spool, "public.txt", #"{"headers":{"x-amz-acl":"public-read"}}"#, Array("mine".utf8))
             try sidecar(spool, "big.bin", #"{"headers":{"X-Amz-Grant-Read":"uri=\"http://acs.amazonaws.com/groups/global/AllUsers\""}}"#,
@@ -48,7 +48,7 @@ final class S3ProducerTrustTests: XCTestCase {
 
             let result = try SpooldProcess.run(
                 ["drain", "--spool", spool.path, "--url", "s3://bucket/" + prefix, "--s3-endpoint", server.endpoint, "--settle", "0",
-                 "--s3-part-size", "5M"] + transport,
+                 "--s3-part-size", "5M"] + transport.arguments,
                 environment: environment(spool.root))
 
             XCTAssertEqual(result.exitCode, 1, "\(transport): \(result.stderr)")

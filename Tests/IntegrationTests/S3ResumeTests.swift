@@ -4,19 +4,15 @@ import XCTest
 
 /// Durable, resumable multipart uploads against a real S3 server (`rclone serve s3`): the part
 /// log (`SPOOL/parts/<id>.log`) carries an upload across a kill -9, and a crash re-sends at most
-/// the parts that were in flight.
-class S3ResumeTests: XCTestCase {
-    /// The transport's options (`CurlS3ResumeTests` runs these again with `--transport curl`).
-    class var transportArguments: [String] { [] }
-
+/// the parts that were in flight. Every crash point is cut with every transport (the parts go
+/// through it); the kill -9 mid-upload, `show` and `purge` read the part log above it, once.
+final class S3ResumeTests: TransportTestCase {
     /// The crash points of the multipart path, each cut here (CrashTests cuts the others).
     static let table: [(CrashPoint, Int)] = [
         (.multipartAfterCreate, 1), (.multipartAfterBegin, 1), (.multipartAfterPart, 2),
         (.multipartBeforeComplete, 1), (.multipartAfterComplete, 1),
     ]
     static var crashPoints: Set<CrashPoint> { Set(table.map(\.0)) }
-    /// The crash points `testCrash_atEveryMultipartCrashPoint_thenDrain_isByteExact` cuts.
-    class var crashTable: [(CrashPoint, Int)] { table }
 
     /// 10 MiB and a bit in 5 MiB parts: three parts; two in flight at once.
     static let size = (10 << 20) + 7
@@ -39,7 +35,7 @@ class S3ResumeTests: XCTestCase {
         if let crashAt { env["SPOOLD_CRASH_AT"] = crashAt }
         return try SpooldProcess.run(
             ["drain", "--spool", spool.path, "--url", "s3://bucket/\(prefix)/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"] + Self.transportArguments
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)", "--retry-base", "0.01"] + transportArguments
                 + (direct ? [] : ["--no-direct"]),
             environment: env, timeout: 60)
     }
@@ -62,17 +58,21 @@ class S3ResumeTests: XCTestCase {
     /// The file is sent directly (the default): the crash leaves a lone blob whose part log was
     /// written but not synced, which start-up recovery makes an item that resumes.
     func testCrash_atEveryMultipartCrashPoint_thenDrain_isByteExact() throws {
-        try crashAtEveryMultipartCrashPoint_thenDrain(direct: true)
+        try forEachTransport { _ in
+            try crashAtEveryMultipartCrashPoint_thenDrain(direct: true)
+        }
     }
 
     /// The same on the queue's path (`--no-direct`): the file is a durable item before the upload.
     func testCrash_atEveryMultipartCrashPoint_ofAQueuedItem_thenDrain_isByteExact() throws {
-        try crashAtEveryMultipartCrashPoint_thenDrain(direct: false)
+        try forEachTransport { _ in
+            try crashAtEveryMultipartCrashPoint_thenDrain(direct: false)
+        }
     }
 
     private func crashAtEveryMultipartCrashPoint_thenDrain(direct: Bool) throws {
         let server = try RcloneS3Server.start(self, debugLog: true)
-        for (point, count) in Self.crashTable {
+        for (point, count) in Self.table {
             let label = "\(point.rawValue):\(count)"
             let spool = try TestSpool(self)
             let blob = payload(Self.size, seed: UInt64(count) &+ UInt64(label.utf8.count))
@@ -96,7 +96,7 @@ class S3ResumeTests: XCTestCase {
             XCTAssertLessThanOrEqual(sent, bound, "\(label): parts sent \(sent)")
             XCTAssertGreaterThanOrEqual(sent, Self.parts, label)
         }
-        XCTAssertEqual(server.keys("bucket").count, Self.crashTable.count, "no part left behind as an object")
+        XCTAssertEqual(server.keys("bucket").count, Self.table.count, "no part left behind as an object")
     }
 
     /// A kill -9 at an arbitrary moment of a multipart upload (once a part is recorded), with a torn
@@ -112,7 +112,7 @@ class S3ResumeTests: XCTestCase {
         env["SPOOLD_CRASH_AT"] = ""
         let running = try SpooldProcess(
             ["run", "--spool", spool.path, "--url", "s3://bucket/k/", "--s3-endpoint", server.endpoint, "--settle", "0",
-             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)"] + Self.transportArguments,
+             "--s3-part-size", "5M", "--concurrency", "\(Self.concurrency)"] + transportArguments,
             environment: env)
         addTeardownBlock { running.signal(SIGKILL) }
         // No event reaches the test when a part is recorded: watch the log grow, bounded.

@@ -2,24 +2,26 @@ import Foundation
 import XCTest
 
 /// What is checked when the daemon starts, before any upload.
-final class StartupCheckTests: XCTestCase {
+final class StartupCheckTests: TransportTestCase {
     /// `--cacert /etc` or a file without a certificate was accepted, and then every upload looped
     /// on "error setting certificate file": checked at start now, a usage error (exit 2).
     func testCACertAndCAPath_thatLibcurlCannotUse_areUsageErrors() throws {
-        let spool = try TestSpool(self)
-        let notPEM = spool.root + "/not-a-bundle.pem"
-        try Data("just text\n".utf8).write(to: URL(fileURLWithPath: notPEM))
-        let empty = spool.root + "/empty-capath"
-        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
-        let base = ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:9/", "--transport", "curl"]
-        for (option, value, words) in [
-            ("--cacert", "/etc", "is not a regular file"), ("--cacert", notPEM, "holds no PEM certificate"),
-            ("--cacert", spool.root + "/missing.pem", "cannot be read"), ("--capath", empty, "holds no hashed certificate"),
-            ("--capath", notPEM, "is not a directory"),
-        ] {
-            let result = try SpooldProcess.run(base + [option, value])
-            XCTAssertEqual(result.exitCode, 2, "\(option) \(value): \(result.stderr)")
-            XCTAssertTrue(result.stderr.contains("\(option) '\(value)' \(words)"), result.stderr)
+        try only(.curlOptions) { _ in
+            let spool = try TestSpool(self)
+            let notPEM = spool.root + "/not-a-bundle.pem"
+            try Data("just text\n".utf8).write(to: URL(fileURLWithPath: notPEM))
+            let empty = spool.root + "/empty-capath"
+            try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+            let base = ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:9/"] + transportArguments
+            for (option, value, words) in [
+                ("--cacert", "/etc", "is not a regular file"), ("--cacert", notPEM, "holds no PEM certificate"),
+                ("--cacert", spool.root + "/missing.pem", "cannot be read"), ("--capath", empty, "holds no hashed certificate"),
+                ("--capath", notPEM, "is not a directory"),
+            ] {
+                let result = try SpooldProcess.run(base + [option, value])
+                XCTAssertEqual(result.exitCode, 2, "\(option) \(value): \(result.stderr)")
+                XCTAssertTrue(result.stderr.contains("\(option) '\(value)' \(words)"), result.stderr)
+            }
         }
     }
 

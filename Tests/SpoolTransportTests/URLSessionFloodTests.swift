@@ -91,5 +91,10 @@ final class URLSessionFloodTests: XCTestCase {
         // An idle connection reset between two requests costs no upload (libcurl reconnects):
         // counted, not inferred.
         XCTAssertEqual(transport.connectionsResetForUndeliveredBytes, 0, "a connection carrying answers was taken for a flood")
+        // Nothing was sent twice: each upload reached the server once (no fault, so no resend by
+        // libcurl under FoundationNetworking either).
+        let targets = receiver.requests.map(\.target)
+        XCTAssertEqual(targets.count, batches * 40)
+        XCTAssertEqual(targets.count - Set(targets).count, 0, "uploads that reached the server twice without a fault")
     }
 }
