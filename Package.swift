@@ -1,19 +1,22 @@
 // swift-tools-version:6.0
 // The package is the architecture map:
-//   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcome classes,
-//                   index record codec, recovery planning, timetables in local time (the zone's
+//   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcomes (UploadOutcome,
+//                   an enum) and their classes, one HTTP attempt as a state machine both transports
+//                   drive (HTTPAttempt), index record codec, recovery planning, timetables in local time (the zone's
 //                   offset injected). Imports no I/O (not even Foundation).
-//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify, flock);
+//   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify,
+//                   flock; pread, close and the one write loop on other descriptors); typed errors (Errno);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
-//   SpoolTransport  the transport protocol, URLSession uploads, the wall clock and the daemon's shared
-//                   request rate under throttling (RequestPacer); body hashing
+//   SpoolTransport  the transport protocol; the request body written once for every transport (RequestBody,
+//                   BodyReader, the daemon's one --limit-rate gate); URLSession's driver of HTTPAttempt; the
+//                   wall clock and the daemon's shared request rate under throttling (RequestPacer); body hashing
 //                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);
 //                   a flooded connection found and aborted, a stalled upload told from a slow server,
 //                   through SpoolSystem's TCPConnections.
-//   SpoolCurlTransport  `--transport curl`: libcurl's multi interface on its own thread, through
-//                   CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
+//   SpoolCurlTransport  `--transport curl`: libcurl's driver of HTTPAttempt, its multi interface on its own thread,
+//                   through CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
 //   SpoolClient     the library product: a Swift program's `enqueue` (the CLI's own code path) and
 //                   read-only `status`; it never uploads.
