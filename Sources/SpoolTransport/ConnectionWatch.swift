@@ -71,8 +71,9 @@ final class ConnectionWatch: Sendable {
                        minimumBytesPerSecond: ConnectionWatch.undeliveredBytesPerSecond)
         }
         if let flooded {
-            TCPConnections.abort(flooded)
+            // Counted first: the abort ends the attempt, whose outcome may be read at once.
             resets.add(1, ordering: .relaxed)
+            TCPConnections.abort(flooded)
         }
     }
 
