@@ -28,6 +28,7 @@ final class BodyInputStream: InputStream {
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
         guard status != .error, status != .closed else { return -1 }
+        guard maxLength > 0 else { return 0 }
         let n = reader.read(into: buffer, count: maxLength)
         if n < 0 { status = .error } else if n == 0 { status = .atEnd }
         return n

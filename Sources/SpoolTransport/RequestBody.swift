@@ -51,8 +51,9 @@ public final class BodyReader: @unchecked Sendable {
     /// The next bytes, at most `count`: the number read, 0 at the end, -1 when the blob cannot be
     /// read to its recorded size (`BlobBody.failure` says why; the attempt is the item's fault).
     public func read(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        guard count > 0 else { return 0 }
         readHook?()
-        guard let rate, part < body.parts.count, count > 0 else { return readParts(into: buffer, upTo: count) }
+        guard let rate, part < body.parts.count else { return readParts(into: buffer, upTo: count) }
         let allowed = rate.take(upTo: count)
         let n = readParts(into: buffer, upTo: allowed)
         rate.giveBack(allowed - max(0, n))
