@@ -163,42 +163,36 @@ public struct HTTPAttempt: Sendable {
 
     /// One header line of the answer (libcurl's callback); a status line starts a new head.
     public mutating func answerHeaderLine(_ line: AnswerHeaderLine) {
-        guard case .transferring(var transfer) = state else { return }
-        var head = transfer.head ?? AnswerHead()
-        head.take(line)
-        transfer.head = head
-        state = .transferring(transfer)
+        withTransfer { transfer in
+            var head = transfer.head ?? AnswerHead()
+            head.take(line)
+            transfer.head = head
+        }
     }
 
     /// The answer's whole head (URLSession hands it over at once).
     public mutating func answerHead(_ head: AnswerHead) {
-        guard case .transferring(var transfer) = state else { return }
-        transfer.head = head
-        state = .transferring(transfer)
+        withTransfer { $0.head = head }
     }
 
     /// Bytes of the answer's body: kept up to what the outcome needs, counted, and cut at
     /// `answerCutBytes` (`stopReading`, once).
     public mutating func answerBytes(_ bytes: UnsafeRawBufferPointer) -> Action {
-        guard case .transferring(var transfer) = state else { return .none }
-        let room = keepLimit - transfer.kept.count
-        if room > 0 { transfer.kept.append(contentsOf: bytes.prefix(room)) }
-        transfer.received += Int64(bytes.count)
-        var action = Action.none
-        if transfer.received > HTTPAttempt.answerCutBytes, !transfer.cut {
+        let keepLimit = self.keepLimit
+        return withTransfer { transfer in
+            let room = keepLimit - transfer.kept.count
+            if room > 0 { transfer.kept.append(contentsOf: bytes.prefix(room)) }
+            transfer.received += Int64(bytes.count)
+            guard transfer.received > HTTPAttempt.answerCutBytes, !transfer.cut else { return Action.none }
             transfer.cut = true
-            action = .stopReading
-        }
-        state = .transferring(transfer)
-        return action
+            return .stopReading
+        } ?? .none
     }
 
     /// How many body bytes the transport has taken so far for this hop (from byte 0 again when it
     /// sends the body again on a fresh connection).
     public mutating func bodySent(totalBytes: Int64) {
-        guard case .transferring(var transfer) = state else { return }
-        transfer.bodySent = totalBytes
-        state = .transferring(transfer)
+        withTransfer { $0.bodySent = totalBytes }
     }
 
     /// The hop's transfer ended: with the answer's `status` if a head arrived (0 or nil if not),
@@ -282,6 +276,16 @@ public struct HTTPAttempt: Sendable {
         set("Idempotency-Key", request.idempotencyKey)
         if let contentDigest { set(ContentDigest.headerName, contentDigest) }
         return fields
+    }
+
+    /// Changes the hop on the wire in place: the state lets go of it meanwhile, so its buffers
+    /// (the answer kept so far) are not copied on every piece of the answer.
+    @discardableResult
+    private mutating func withTransfer<Result>(_ body: (inout Transfer) -> Result) -> Result? {
+        guard case .transferring(var transfer) = state else { return nil }
+        state = .idle
+        defer { state = .transferring(transfer) }
+        return body(&transfer)
     }
 
     private mutating func send(url: String, number: Int) -> Action {

@@ -244,7 +244,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         case CURLE_WRITE_ERROR where transfer.stopped: .stoppedOnRequest
         default: TransferError(curl: code, detail: detail)
         }
-        transfer.core.bodySent(totalBytes: transfer.progress?.bytes ?? 0)
+        transfer.core.bodySent(totalBytes: transfer.reader?.bytesRead ?? 0)
         perform(transfer, transfer.core.transferEnded(
             status: status, error: error, bodyFailure: transfer.request.body.failure, now: Now.seconds, date: Now.date))
     }

@@ -19,7 +19,6 @@ final class CurlTransfer: @unchecked Sendable {
     var headerList: UnsafeMutablePointer<curl_slist>?
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
     private(set) var reader: BodyReader?
-    private(set) var progress: BodyProgress?
     /// The attempt asked to stop reading (its answer passed the cut): libcurl reports a write error.
     var stopped = false
 
@@ -44,8 +43,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // No 1 s wait for a `100 Continue` some servers never send.
         headerList = curl_slist_append(headerList, "Expect:")
-        progress = request.requestBody.map { BodyProgress(total: $0.length) }
-        reader = request.requestBody.map { BodyReader($0, progress: progress, rate: rate) }
+        reader = request.requestBody.map { BodyReader($0, rate: rate) }
         stopped = false
         errorBuffer[0] = 0
     }

@@ -38,6 +38,9 @@ public final class BodyReader: @unchecked Sendable {
     private let readHook: (@Sendable () -> Void)?
     private var part = 0
     private var offset: Int64 = 0
+    /// Bytes read since the body was last started from byte 0 (for a reader on one thread; the
+    /// stall watch reads `progress` from another).
+    public private(set) var bytesRead: Int64 = 0
 
     public init(_ body: RequestBody, progress: BodyProgress? = nil, rate: BodyRateGate? = nil, readHook: (@Sendable () -> Void)? = nil) {
         self.body = body
@@ -71,7 +74,10 @@ public final class BodyReader: @unchecked Sendable {
             part += 1
         }
         offset = rest
-        if position == 0 { progress?.restarted() }
+        if position == 0 {
+            bytesRead = 0
+            progress?.restarted()
+        }
         return true
     }
 
@@ -94,6 +100,7 @@ public final class BodyReader: @unchecked Sendable {
             }
             if n > 0 {
                 offset += Int64(n)
+                bytesRead += Int64(n)
                 progress?.read(n)
                 return n
             }

@@ -1,7 +1,8 @@
 import Foundation
 import SpoolCore
 
-// What the URLSession driver takes from Foundation: its session, its response, its errors.
+// What the URLSession driver takes from Foundation: its session and its response (its errors:
+// TransferError+URLSession).
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -34,32 +35,5 @@ extension URLSessionTransport {
             retryAfter: response.value(forHTTPHeaderField: "Retry-After"), location: response.value(forHTTPHeaderField: "Location"),
             etag: response.value(forHTTPHeaderField: "ETag"),
             contentLength: response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) })
-    }
-}
-
-extension TransferError {
-    /// What a URLSession task's error says, in the attempt's terms. FoundationNetworking maps a
-    /// few of libcurl's results to URLError codes and passes every other one on as `unknown`
-    /// with libcurl's words only (its TLS failures among them): those stay unnamed, and the
-    /// attempt judges them by what went out (`HTTPAttempt`). The one other set of words taken
-    /// as they are is libcurl's limit on an answer's head, which has no code of its own.
-    init(urlSessionError error: any Error) {
-        let nsError = error as NSError
-        let code = URLError.Code(rawValue: nsError.code)
-        let text = nsError.localizedDescription
-        switch code {
-        case .cannotConnectToHost: self = .connectionRefused
-        case .cannotFindHost, .dnsLookupFailed: self = .hostNotFound
-        case .notConnectedToInternet, .internationalRoamingOff, .callIsActive, .dataNotAllowed: self = .noNetwork
-        case .timedOut: self = .timedOut
-        case .networkConnectionLost: self = .connectionLost
-        case .badServerResponse: self = .badResponse(nil)
-        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-             .serverCertificateHasUnknownRoot, .clientCertificateRejected:
-            self = .tlsHandshake(nil)
-        case .unknown where text == "Out of memory" || text.hasPrefix("Too large response headers"):
-            self = .answerHeadTooLarge
-        default: self = .unnamed(text.isEmpty ? "unknown error" : text)
-        }
     }
 }
