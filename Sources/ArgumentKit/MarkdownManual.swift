@@ -1,5 +1,5 @@
 /// A manual page in mdoc(7) from a Markdown document, so that a page and the Markdown the project
-/// keeps (a README section) say the same thing. The Markdown this project writes, no more:
+/// keeps (docs/spool.md) say the same thing. The Markdown this project writes, no more:
 /// `###` headings, paragraphs, fenced code, `-` and `1.` lists (with indented continuations,
 /// code and paragraphs inside), pipe tables, and inline code, `**strong**`, `*emphasis*` and
 /// `[links](target)`. Anything else is kept as text.
@@ -16,6 +16,21 @@ public enum MarkdownManual {
         }
         let end = lines[(start + 1)...].firstIndex { $0.hasPrefix("## ") } ?? lines.endIndex
         return lines[(start + 1)..<end].joined(separator: "\n")
+    }
+
+    /// The body of a document titled by its one `# ` heading (docs/spool.md): the lines after the
+    /// title, each heading outside fenced code one level deeper (`## X` becomes `### X`), so the
+    /// document's sections become the page's subsections.
+    public static func document(_ markdown: String) throws -> String {
+        let lines = markdown.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let title = lines.firstIndex(where: { $0.hasPrefix("# ") }) else {
+            throw Failure(description: "no '# ' title")
+        }
+        var fenced = false
+        return lines[(title + 1)...].map { line in
+            if line.hasPrefix("```") { fenced.toggle() }
+            return !fenced && line.hasPrefix("#") ? "#" + line : String(line)
+        }.joined(separator: "\n")
     }
 
     /// - Parameters:

@@ -71,6 +71,12 @@ final class MarkdownManualTests: XCTestCase {
         XCTAssertThrowsError(try MarkdownManual.section("C", of: readme))
     }
 
+    func testDocument_isTheTextUnderItsTitle_withItsSectionsAsSubsections() throws {
+        let document = "# Title\n\nintro\n## A\none\n```\n## not a heading\n```\n### A1\n"
+        XCTAssertEqual(try MarkdownManual.document(document), "\nintro\n### A\none\n```\n## not a heading\n```\n#### A1\n")
+        XCTAssertThrowsError(try MarkdownManual.document("## A\none\n"))
+    }
+
     func testInlineMarkup_touchingPunctuation_staysAttached() throws {
         let text = try body("Rename it (`rename(2)`), then **look**: see [Two](#two) and `a`/`b`.\n\n### Two\n\nEnd.")
         XCTAssertEqual(text, """

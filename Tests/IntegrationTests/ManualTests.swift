@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// The manual pages in docs/man/ are what `spoold-docs` makes now from the command-line specs and
-/// the README (as ReadmeTests checks the README against --help), and they render without a
+/// docs/spool.md (as ReadmeTests checks docs/cli.md against --help), and they render without a
 /// warning; scripts/install-docs installs them with the completions.
 final class ManualTests: XCTestCase {
     static let repository = URL(fileURLWithPath: #filePath)
@@ -39,11 +39,11 @@ final class ManualTests: XCTestCase {
         ["/usr/bin/", "/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    func testCommittedPages_areWhatTheSpecsAndTheREADMEMakeNow() throws {
+    func testCommittedPages_areWhatTheSpecsAndTheSpoolDocumentMakeNow() throws {
         let docs = URL(fileURLWithPath: SpooldProcess.binaryPath).deletingLastPathComponent().appendingPathComponent("spoold-docs").path
         guard FileManager.default.isExecutableFile(atPath: docs) else { throw XCTSkip("spoold-docs is not built beside spoold") }
         let output = try TestSpool(self).root + "/man"
-        let made = try Self.run(docs, [output, Self.repository.appendingPathComponent("README.md").path])
+        let made = try Self.run(docs, [output, Self.repository.appendingPathComponent("docs/spool.md").path])
         XCTAssertEqual(made.status, 0, made.stderr)
 
         let pages = Self.pages(in: output)
@@ -51,12 +51,12 @@ final class ManualTests: XCTestCase {
         for page in pages {
             let fresh = try String(contentsOfFile: output + "/" + page, encoding: .utf8)
             let kept = (try? String(contentsOfFile: Self.committed + "/" + page, encoding: .utf8)) ?? ""
-            XCTAssertTrue(fresh == kept, "docs/man/\(page) differs from what the specs and README make now; run scripts/readme-cli")
+            XCTAssertTrue(fresh == kept, "docs/man/\(page) differs from what the specs and docs/spool.md make now; run scripts/readme-cli")
         }
     }
 
     /// Every command of `spoold --help` has its page, the program's page lists it, and the
-    /// protocol page has every subsection of the README's section.
+    /// protocol page has every section of docs/spool.md.
     func testPages_coverEveryCommand_andEveryPartOfTheOnDiskProtocol() throws {
         let help = try SpooldProcess.run(["--help"]).stdout
         let commandLines = help.components(separatedBy: "Commands:\n")[1].components(separatedBy: "\n\n")[0]
@@ -72,13 +72,13 @@ final class ManualTests: XCTestCase {
         XCTAssertTrue(run.contains(".It Fl \"-transport\" Ar \"NAME\"\n"), run)
         XCTAssertTrue(run.contains("One of: urlsession, curl."), run)
 
-        let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = readme.components(separatedBy: "\n## The on-disk protocol\n")[1].components(separatedBy: "\n## ")[0]
+        let document = try String(contentsOf: Self.repository.appendingPathComponent("docs/spool.md"), encoding: .utf8)
+        XCTAssertTrue(document.hasPrefix("# The on-disk protocol\n"), String(document.prefix(80)))
         let spool = try String(contentsOfFile: Self.committed + "/spoold-spool.5", encoding: .utf8)
-        let headings = section.split(separator: "\n").filter { $0.hasPrefix("### ") }
+        let headings = document.split(separator: "\n").filter { $0.hasPrefix("## ") }
         XCTAssertGreaterThan(headings.count, 5)
         for heading in headings {
-            let title = heading.dropFirst(4).filter { $0 != "`" }
+            let title = heading.dropFirst(3).filter { $0 != "`" }
             XCTAssertTrue(spool.contains(".Ss \"\(title)\"\n"), "spoold-spool(5) lacks '\(title)'")
         }
         XCTAssertTrue(spool.contains("\n.Dt SPOOLD-SPOOL 5\n"), spool)
