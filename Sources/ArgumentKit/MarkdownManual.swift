@@ -41,7 +41,7 @@ public enum MarkdownManual {
         seeAlso: [(name: String, section: Int)] = []
     ) throws -> ManualFormatter.Page {
         var page = Mdoc()
-        page.raw(".\\\" Generated from Markdown (see the project's README); edit that, not this file.")
+        page.raw(".\\\" Generated from Markdown (docs/spool.md in the project); edit that, not this file.")
         page.macro("Dd", Mdoc.date(date))
         page.macro("Dt", name.uppercased(), "\(section)")
         page.macro("Os")

@@ -19,7 +19,7 @@ enum CommonOptions {
     /// `--transport` and the options only libcurl has (`run`, `drain`, and `purge` for its aborts).
     static let transport = OptionSpec(
         "transport", valueName: "NAME",
-        help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, a private CA). See README 'Transports'.",
+        help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, a private CA). See docs/http.md 'Transports'.",
         defaultDescription: "urlsession", completion: .choices(["urlsession", "curl"]))
     static let cacert = OptionSpec(
         "cacert", valueName: "FILE", help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA).")
@@ -27,7 +27,7 @@ enum CommonOptions {
         "capath", valueName: "DIR", help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash).")
     static let http11 = OptionSpec.flag(
         "http1.1",
-        help: "With --transport curl: HTTP/1.1 even where an https server offers HTTP/2 (by default the uploads share one HTTP/2 connection there). See README 'Transports'.")
+        help: "With --transport curl: HTTP/1.1 even where an https server offers HTTP/2 (by default the uploads share one HTTP/2 connection there). See docs/http.md 'Transports'.")
 
     /// `--transport` and the options only libcurl has; they are refused with URLSession rather
     /// than silently ignored (a private CA that is not used would fail every upload obscurely).

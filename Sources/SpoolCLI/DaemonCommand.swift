@@ -55,7 +55,7 @@ struct DaemonCommand {
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same), {id} and {host} (this machine's host name, read at start) are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see README 'S3-compatible object stores').",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same), {id} and {host} (this machine's host name, read at start) are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see docs/s3.md 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
                 OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT", completion: .choices(["PUT", "POST"])),
                 OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256); with an s3:// URL also the parts of one multipart upload in flight at once (at most 16).", defaultDescription: "4"),
@@ -63,7 +63,7 @@ struct DaemonCommand {
                            help: "Answered attempts per item (the server or the network said something) before it is parked in failed/ (1-100).",
                            defaultDescription: "3"),
                 OptionSpec("max-interrupted", valueName: "N",
-                           help: "Interrupted attempts per item (spoold was killed or crashed during the upload, so no outcome was recorded) before start-up recovery parks it in failed/ (1-1000). See README 'Crash safety'.",
+                           help: "Interrupted attempts per item (spoold was killed or crashed during the upload, so no outcome was recorded) before start-up recovery parks it in failed/ (1-1000). See docs/guarantees.md 'Crash safety'.",
                            defaultDescription: "\(RetryPolicy.defaultMaximumInterruptedAttempts)"),
                 OptionSpec("retry-base", valueName: "SECONDS",
                            help: "Backoff before the second attempt; doubles after each failure, with jitter.",
@@ -76,7 +76,7 @@ struct DaemonCommand {
                            defaultDescription: "60"),
                 CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
                 OptionSpec("limit-rate", valueName: "RATE|TIMETABLE",
-                           help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See README 'Upload windows and a rate timetable'."),
+                           help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See docs/http.md 'Upload windows and a rate timetable'."),
                 OptionSpec("upload-window", kind: .repeatedValue, valueName: "START-END",
                            help: "Send uploads only inside this window of local time, e.g. 22:00-06:00 (every night), Sat-08:00-18:00 or Fri-18:00-Mon-06:00; repeat for several. Outside them uploads are held while files are still taken in ('spoold status': paused until HH:MM); a window that closes lets uploads in flight finish."),
                 .flag("window-cuts", help: "When an upload window closes, cancel the uploads in flight and hand their attempts back uncounted, instead of letting them finish."),
@@ -103,7 +103,7 @@ struct DaemonCommand {
                 OptionSpec("final-on", kind: .repeatedValue, valueName: "STATUS[,STATUS...]",
                            help: "Park an item in failed/ at once on these statuses although they are retried by default (e.g. 501)."),
                 OptionSpec("on-success", valueName: "CMD",
-                           help: "Run '/bin/sh -c CMD' after each item is uploaded, with SPOOLD_ID, SPOOLD_NAME, SPOOLD_STATUS, SPOOLD_SIZE and SPOOLD_SPOOL set (see README 'Hooks')."),
+                           help: "Run '/bin/sh -c CMD' after each item is uploaded, with SPOOLD_ID, SPOOLD_NAME, SPOOLD_STATUS, SPOOLD_SIZE and SPOOLD_SPOOL set (see docs/operations.md 'Hooks')."),
                 OptionSpec("on-failure", valueName: "CMD",
                            help: "Run '/bin/sh -c CMD' after each item is parked in failed/; also SPOOLD_REASON."),
                 OptionSpec("hook-timeout", valueName: "SECONDS",
@@ -113,20 +113,20 @@ struct DaemonCommand {
                            help: "A file found by a scan (not announced by inotify) is taken as soon as no process holds it open for writing; where the kernel cannot tell (no read lease: another user's file without CAP_LEASE, a file system without leases), once its mtime is this old and its size and mtime stay unchanged for this long.",
                            defaultDescription: "2"),
                 OptionSpec("queue-memory", valueName: "N",
-                           help: "Hold at most N queued items in memory; the rest wait in pending/ and are read in order when their turn comes, so memory stays the same however large the queue. See README 'Order and memory'.",
+                           help: "Hold at most N queued items in memory; the rest wait in pending/ and are read in order when their turn comes, so memory stays the same however large the queue. See docs/operations.md 'Order and memory'.",
                            defaultDescription: "\(EngineConfiguration.defaultQueueMemory)"),
                 OptionSpec("max-watches", valueName: "N",
                            help: "Most inotify watches on incoming/ and its subfolders (each is kernel memory from the user's fs.inotify.max_user_watches); files in folders past it are found by the rescan every 60 s, said once in the log.",
                            defaultDescription: "\(EngineConfiguration.defaultMaximumWatches)"),
                 OptionSpec("recycle-above", valueName: "MIB",
-                           help: "Re-execute spoold (same pid, lock held; uploads in flight finish first) once its resident memory has grown MIB MiB above its level after its first \(RecycleTrigger.defaultWarmUpRequests) requests, to give back what URLSession keeps; 0 never. See README 'Long runs: recycling'.",
+                           help: "Re-execute spoold (same pid, lock held; uploads in flight finish first) once its resident memory has grown MIB MiB above its level after its first \(RecycleTrigger.defaultWarmUpRequests) requests, to give back what URLSession keeps; 0 never. See docs/operations.md 'Long runs: recycling'.",
                            defaultDescription: "\(DaemonCommand.defaultRecycleAboveMiB)"),
                 OptionSpec("recycle-after", valueName: "N",
                            help: "Re-execute spoold after N requests at the latest, whatever its memory; 0 never.",
                            defaultDescription: "\(DaemonCommand.defaultRecycleAfterRequests)"),
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
-                .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See README 'Security model'."),
-                .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See README 'Direct uploads'."),
+                .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See docs/guarantees.md 'Security model'."),
+                .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See docs/spool.md 'Direct uploads'."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
                            help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it."),
                 OptionSpec("when-full", valueName: "block|drop-oldest",
@@ -143,7 +143,7 @@ struct DaemonCommand {
             positionals: [])
     }
 
-    /// Chosen by measurement (README "Long runs: recycling").
+    /// Chosen by measurement (docs/operations.md "Long runs: recycling").
     static let defaultRecycleAboveMiB = 6
     static let defaultRecycleAfterRequests = 200_000
 

@@ -1,4 +1,4 @@
-/// spoold's exit codes, documented in the README and in `spoold --help`.
+/// spoold's exit codes, documented in docs/cli.md and in `spoold --help`.
 public enum ExitCode: Int32, Sendable {
     /// Everything asked for was done (`drain`: every item uploaded).
     case success = 0

@@ -57,7 +57,7 @@ struct PurgeCommand: SpooldCommand {
         // a crash in between leaves an abort to send, never an upload nothing names.
         let (owed, unrecorded) = try spool.giveUpMultipartUploads(of: selection.items.map(\.id), now: now)
         for (id, why) in unrecorded {
-            context.complain("\(id): its multipart upload cannot be recorded for an abort (\(why)); a lifecycle rule cleans it up (README)")
+            context.complain("\(id): its multipart upload cannot be recorded for an abort (\(why)); a lifecycle rule cleans it up (docs/s3.md)")
         }
         let code = try selection.commit(transitions, on: spool, verb: "purged", context: context)
         abortMultipartUploads(owed, spool: spool, context: context)

@@ -23,7 +23,7 @@ struct S3Options {
         .flag("s3-path-style",
               help: "Address objects as ENDPOINT/BUCKET/KEY (automatic when the endpoint's host is an IP address or localhost) instead of BUCKET.host/KEY."),
         OptionSpec("s3-allow-header", kind: .repeatedValue, valueName: "NAME",
-                   help: "With --url s3://...: an item's own header (sidecar, enqueue --header) that may be sent besides x-amz-meta-*, Content-Type and Content-Disposition, e.g. x-amz-storage-class or x-amz-tagging; a trailing * allows a prefix. x-amz-copy-source* never. See README 'Security model'."),
+                   help: "With --url s3://...: an item's own header (sidecar, enqueue --header) that may be sent besides x-amz-meta-*, Content-Type and Content-Disposition, e.g. x-amz-storage-class or x-amz-tagging; a trailing * allows a prefix. x-amz-copy-source* never. See docs/guarantees.md 'Security model'."),
     ]
     static let maximumCredentialsFileSize = 64 * 1024
 

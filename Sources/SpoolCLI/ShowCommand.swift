@@ -94,7 +94,7 @@ struct ShowCommand: SpooldCommand {
     }
 
     /// ` (2 answered, 3 interrupted)` when a crash interrupted some of the attempts counted in N
-    /// (README "Two attempt budgets"); empty otherwise.
+    /// (docs/guarantees.md "Two attempt budgets"); empty otherwise.
     private static func split(_ location: ItemLocation, _ metadata: ItemMetadata) -> String {
         let inProgress = location.state == .inflight ? 1 : 0
         let tally = AttemptTally(ended: location.attempt - inProgress, history: metadata.attempts)

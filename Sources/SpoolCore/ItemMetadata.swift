@@ -1,6 +1,6 @@
 /// The contents of an item's `.json` file: what the item is and what happened to it.
 ///
-/// Part of the public on-disk protocol (README, "The .json file"): add fields, never rename them.
+/// Part of the public on-disk protocol (docs/spool.md, "The .json file"): add fields, never rename them.
 public struct ItemMetadata: Codable, Equatable, Sendable {
     public static let currentVersion = 1
     /// Metadata larger than this is not parsed (a hostile or broken file); the item is quarantined.

@@ -1,4 +1,4 @@
-/// Decides what an answer's status means for the item: the rules of README "Outcomes".
+/// Decides what an answer's status means for the item: the rules of docs/http.md "Outcomes".
 public enum OutcomeClassifier {
     public static func classify(_ answer: HTTPAnswer) -> UploadOutcome.Class {
         // A 503 that says when to come back is the server asking for less, like a 429; a bare

@@ -1,4 +1,4 @@
-/// Start-up recovery (README "Crash safety": idempotent, every item kept or set aside) as a pure function of what is on disk.
+/// Start-up recovery (docs/guarantees.md "Crash safety": idempotent, every item kept or set aside) as a pure function of what is on disk.
 ///
 /// The directories are the truth; the index's last record per item says which way a transition
 /// was going when a crash split a pair. For each item the planner picks one target location

@@ -1,4 +1,4 @@
-/// Which HTTP redirects an upload follows: README "Redirects".
+/// Which HTTP redirects an upload follows: docs/http.md "Redirects".
 ///
 /// Only 307 and 308 keep the method and the body (RFC 9110 §15.4), so only they are followed,
 /// and only to the same origin (scheme, host, port) or to a host the operator allowed, never

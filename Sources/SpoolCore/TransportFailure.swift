@@ -51,7 +51,7 @@ public struct TransportFailure: Equatable, Sendable {
         TransportFailure(
             .stalled,
             text: "stalled: no body byte taken for \(secondsText(quietSeconds)) with the connection writable and "
-                + "nothing queued (a lost write event in libdispatch; README Known limits)",
+                + "nothing queued (a lost write event in libdispatch; docs/performance.md, Known limits)",
             beforeSending: false)
     }
     public static let connectionLost = TransportFailure(.connectionLost, text: "connection lost mid-request", beforeSending: false)

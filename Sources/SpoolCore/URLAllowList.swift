@@ -1,4 +1,4 @@
-/// Decides whether an item's own upload URL (sidecar `"url"`) may be used: README "Per-item URLs".
+/// Decides whether an item's own upload URL (sidecar `"url"`) may be used: docs/http.md "Per-item URLs".
 ///
 /// A URL is allowed when it starts with one of the operator's prefixes (`--allow-url`). A prefix
 /// that does not end in `/` must be followed by `/`, `?`, `#` or nothing, so that

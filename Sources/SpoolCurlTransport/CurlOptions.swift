@@ -5,7 +5,7 @@ public struct CurlOptions: Sendable, Equatable {
     /// A directory of hashed CA certificates (`--capath`, CURLOPT_CAPATH).
     public var caPath: String?
     /// HTTPS over HTTP/2 where the server offers it (ALPN), the uploads multiplexed over one
-    /// connection: measured faster for small items (README "Transports"). False (`--http1.1`):
+    /// connection: measured faster for small items (docs/http.md "Transports"). False (`--http1.1`):
     /// HTTP/1.1 always, whatever libcurl's own default.
     public var http2: Bool
 

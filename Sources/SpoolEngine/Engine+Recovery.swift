@@ -3,7 +3,7 @@ import SpoolStore
 import SpoolSystem
 
 extension Engine {
-    /// Start-up recovery (README "Crash safety": idempotent, every item kept or set aside) of what
+    /// Start-up recovery (docs/guarantees.md "Crash safety": idempotent, every item kept or set aside) of what
     /// a stop may have left under way, then the queue: the items recovery returned to pending/ go
     /// into memory, and the first pass over pending/ reads the rest (nothing is claimed before it,
     /// so the oldest still goes first).

@@ -2,7 +2,7 @@ import SpoolCore
 import SpoolStore
 import SpoolTransport
 
-/// Throttling (README "Throttling"): a throttled answer hands its attempt back (`ItemLifecycle`)
+/// Throttling (docs/http.md "Throttling"): a throttled answer hands its attempt back (`ItemLifecycle`)
 /// and lowers the daemon's request rate (`RequestPacer`, told by `collectFinished` and by the
 /// multipart uploads' steps); claims and direct uploads take a token each (`collectClaims`,
 /// `startDirectUploads`), and a daemon held back sleeps until the next token is due

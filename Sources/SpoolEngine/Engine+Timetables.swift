@@ -1,7 +1,7 @@
 import SpoolCore
 import SpoolStore
 
-/// Upload windows and the rate timetable (README "Upload windows and a rate timetable"), read in
+/// Upload windows and the rate timetable (docs/http.md "Upload windows and a rate timetable"), read in
 /// local time (`UploadWindows`, `RateTimetable`, `LocalZone`).
 ///
 /// Outside every `--upload-window` window the daemon holds its uploads: it claims nothing, sends

@@ -45,7 +45,7 @@ public final class Spool {
     /// Jsons of uploaded items, renamed into tmp/ (`spare.N`) instead of unlinked, to be
     /// overwritten by the next json staged: a rename and an overwrite instead of an unlink and a
     /// file creation per item. Creating a file is the costliest step of taking one in on a busy
-    /// ext4 (measured 0.08–0.85 ms against 0.06 ms for the reuse; see README "Where the time
+    /// ext4 (measured 0.08–0.85 ms against 0.06 ms for the reuse; see docs/performance.md "Where the time
     /// goes"). Only this process's own files are reused, checked on the open descriptor; any
     /// left by a crash are tmp/ orphans, removed by recovery.
     private var spareJSONs: [String] = []

@@ -41,7 +41,7 @@ final class ConnectionWatch: Sendable {
     /// process's TCP connections to `port` (the cut answer's server), the one that received the
     /// most over `floodWindowSeconds`, at `floodBytesPerSecond` or more. The task's `cancel`
     /// would close it, but it waits for Foundation's work queue, which the flood keeps busy: for
-    /// seconds, during which FoundationNetworking holds ~5-8 MiB more per second (README "Bodies
+    /// seconds, during which FoundationNetworking holds ~5-8 MiB more per second (docs/http.md "Bodies
     /// and answers"). Uploads that share the connection (as HTTP/2 streams) lose it too: their
     /// attempts are retried.
     func breakFlood(fromPort port: UInt16) {

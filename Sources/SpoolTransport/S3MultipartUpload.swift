@@ -552,7 +552,7 @@ final class S3MultipartUpload: @unchecked Sendable {
     }
 
     /// AbortMultipartUpload of an upload nothing records (no log, or one that cannot hold it),
-    /// best effort: one request; a lifecycle rule cleans up what it leaves (README).
+    /// best effort: one request; a lifecycle rule cleans up what it leaves (docs/s3.md).
     private func abort(uploadID: String, url: String) {
         S3MultipartUpload.abort(
             uploadID: uploadID, url: url, id: request.id, transport: transport, signer: signer, clock: clock,

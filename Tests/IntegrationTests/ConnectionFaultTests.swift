@@ -122,7 +122,7 @@ final class ConnectionFaultTests: TransportTestCase {
     /// run in ten of the random-drop test, libdispatch (under FoundationNetworking) loses the
     /// write interest of a connection: the socket is writable and its send queue empty, but its
     /// `EPOLLOUT` is missing from libdispatch's epoll set, so libcurl never sends the rest of the
-    /// body and the attempt waits for the idle timeout (README "Known limits"). libcurl used
+    /// body and the attempt waits for the idle timeout (docs/performance.md "Known limits"). libcurl used
     /// directly polls its own sockets and is allowed none.
     static let urlSessionStallsAllowed = 1
 

@@ -3,7 +3,7 @@ import UploadReceiver
 import XCTest
 
 /// A direct upload seen from outside, with the real binary: `ls`, `show`, `status` and `check` while one is
-/// under way, then `kill -9` and the next start (README "Direct uploads").
+/// under way, then `kill -9` and the next start (docs/spool.md "Direct uploads").
 final class DirectUploadCommandTests: XCTestCase {
     func testDirectUploadUnderWay_isShownByLsAndShow_checkIsClean_andAKillLosesNothing() throws {
         let spool = try TestSpool(self)

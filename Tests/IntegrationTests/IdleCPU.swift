@@ -20,7 +20,7 @@ enum ProcessCPU {
 }
 
 /// A state in which spoold can make no progress, and how to bring a daemon into it. "Blocked is
-/// idle": a daemon in any of them must sleep until an event or a deadline (README "Security
+/// idle": a daemon in any of them must sleep until an event or a deadline (docs/guarantees.md "Security
 /// model": no producer can make it spin). Add a case here for each new way of being blocked;
 /// `BlockedIsIdleTests` measures every one.
 struct BlockedState: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import UploadReceiver
 import XCTest
 
-/// Producers are not trusted (README "Security model"): the attacks a local producer can try
+/// Producers are not trusted (docs/guarantees.md "Security model"): the attacks a local producer can try
 /// through incoming/ and sidecars, run against the built binary with each transport.
 final class ProducerTrustTests: TransportTestCase {
     private func write(_ text: String, to path: String) throws {

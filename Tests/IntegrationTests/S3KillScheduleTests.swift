@@ -17,7 +17,7 @@ import XCTest
 ///
 /// rclone runs with `--disable-multipart-streaming` where bytes are counted: its streaming mode
 /// (the default) answers InvalidPart to a completion that arrives while a request whose client
-/// was killed is still writing parts it had acknowledged, and forgets the upload (README "S3-
+/// was killed is still writing parts it had acknowledged, and forgets the upload (docs/s3.md "S3-
 /// compatible object stores", Limits). spoold then has to send the object again (said and
 /// counted, as the test of a lost upload shows), and a bound on the bytes would measure rclone.
 ///

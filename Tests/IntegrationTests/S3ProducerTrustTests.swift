@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// A producer decides what its object is, not what the daemon's S3 key may do (README "Security
+/// A producer decides what its object is, not what the daemon's S3 key may do (docs/guarantees.md "Security
 /// model"): against `rclone serve s3`, which does what a signed header says, with each transport.
 final class S3ProducerTrustTests: TransportTestCase {
     private func environment(_ root: String) -> [String: String] {

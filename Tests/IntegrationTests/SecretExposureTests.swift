@@ -2,7 +2,7 @@ import Foundation
 import UploadReceiver
 import XCTest
 
-/// Where secrets must never appear (README "Security model"): an item's json, `spoold show`, the
+/// Where secrets must never appear (docs/guarantees.md "Security model"): an item's json, `spoold show`, the
 /// log, a core dump.
 final class SecretExposureTests: XCTestCase {
     /// An answer that echoes the request put the `--header-file` Authorization into the failed

@@ -49,7 +49,7 @@ extension PowerCutTests {
         var target: String
     }
 
-    /// Durability calls no explored state needs, with why (README "Crash safety" lists them).
+    /// Durability calls no explored state needs, with why (docs/guarantees.md "Crash safety" lists them).
     /// The suite skips them; `scripts/powercut` leaves each out again, says whether that still
     /// holds, and whether the call as a whole (every folder it syncs) is needed.
     static let notNeeded: [Call: String] = {

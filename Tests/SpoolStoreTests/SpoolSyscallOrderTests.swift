@@ -4,7 +4,7 @@ import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
-/// A new item is durable before it is acknowledged, and a batch pays one sync per folder (README
+/// A new item is durable before it is acknowledged, and a batch pays one sync per folder (docs/guarantees.md
 /// "Crash safety"), checked on the recorded system calls.
 final class SpoolSyscallOrderTests: StoreTestCase {
     typealias Call = RecordingFileSystem.Call

@@ -7,7 +7,7 @@ import XCTest
 
 /// An answer cut after 1 MiB ends its connection at once, though the task's `cancel` waits: here
 /// the queue spoold tells tasks to cancel on is held, as FoundationNetworking's busy work queue
-/// holds it under a flood for seconds (README "Known limits"). The flooded connection is found
+/// holds it under a flood for seconds (docs/performance.md "Known limits"). The flooded connection is found
 /// by its traffic and aborted (reset), so the server stops sending and FoundationNetworking stops
 /// buffering.
 final class URLSessionFloodTests: XCTestCase {

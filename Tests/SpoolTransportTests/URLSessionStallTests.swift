@@ -9,7 +9,7 @@ import XCTest
 /// The stall watch: an attempt whose body stops being read while its connection is writable
 /// and nothing is queued ends as a network error (retried) within seconds, not at the idle
 /// timeout; one whose server stops reading is left alone. The stop is made here by holding the
-/// body's reads, as a write event lost in libdispatch holds libcurl (README "Known limits").
+/// body's reads, as a write event lost in libdispatch holds libcurl (docs/performance.md "Known limits").
 final class URLSessionStallTests: XCTestCase {
     func testBodyReadsStop_withNothingQueued_theAttemptEndsAsStalled_soon() throws {
         let receiver = UploadReceiver(script: .always(201), keepBodiesInMemory: false)

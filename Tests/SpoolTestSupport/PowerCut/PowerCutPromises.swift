@@ -10,7 +10,7 @@ import SpoolStore
 ///    failed/ or incoming/): only what was in flight may be;
 /// 3. attempts never go back past what was sent: an item whose claim was durable keeps at least
 ///    that attempt, one whose request was out before its claim was synced at least the one
-///    before (README: a power cut in that millisecond loses the count of the attempt it cut);
+///    before (docs/guarantees.md: a power cut in that millisecond loses the count of the attempt it cut);
 /// 4. an answered attempt stays answered: once its outcome was recorded (a 5xx, a final 4xx), the
 ///    item's history keeps it (it counts against `--max-attempts`, not as interrupted), and a
 ///    purge that returned stays done;
