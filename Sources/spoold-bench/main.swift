@@ -29,8 +29,14 @@
 //   spoold-bench sha256 [--mib N]
 //       SHA-256 throughput of SpoolCore's own implementation over an N MiB buffer (default 256),
 //       fed in 1 MiB pieces as `--content-digest` does. Build with -c release to measure.
+//   spoold-bench backlog-pass [--chunk N] SPOOL
+//       Times one pass over pending/ as the daemon makes it for the queue beyond memory.
+//   spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
+//       Writes N items (B-byte blobs, default 16, and their jsons) straight into a state folder,
+//       unsynced: a backlog of a million in a minute or two, where `spoold enqueue` takes far longer.
 import SpoolSystem
 import Foundation
+import Glibc
 import SpoolCore
 import SpoolStore
 import SpoolTransport
@@ -531,6 +537,56 @@ func backlogPass(_ arguments: Arguments) {
     }
 }
 
+// MARK: fill
+
+/// Fills a spool's pending/ with N items written straight into it, as a million `spoold enqueue`
+/// calls would leave it but in a minute: each item's blob (B bytes) and json, made with the
+/// spool's own codec, under ids one millisecond apart ending now (`--start-ms`: the first id's
+/// time). No sync: a benchmark's spool. Items of a given `--attempt` (default 0) are untried.
+func fill(_ arguments: Arguments) {
+    guard let path = arguments.positionals.first else { fail("fill needs a spool folder") }
+    let count = arguments.int("--count", 0)
+    let size = arguments.int("--size", 16)
+    let attempt = arguments.int("--attempt", 0)
+    let state = arguments.options["--state"] ?? "pending"
+    guard ["pending", "failed", "done"].contains(state) else { fail("--state is pending, failed or done") }
+    let nowMs = Int64(epochSeconds() * 1000)
+    let startMs = Int64(arguments.options["--start-ms"].flatMap { Int64($0) } ?? (nowMs - Int64(count) - 1000))
+    do {
+        _ = try Spool(path: path, create: true)
+    } catch {
+        fail("\(error)")
+    }
+    let folder = path + "/" + state
+    let dirFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard dirFD >= 0 else { fail("open \(folder): errno \(errno)") }
+    defer { close(dirFD) }
+    var generator = ItemIDGenerator(processTag: UInt64.random(in: 0...UInt64.max))
+    let body = [UInt8](repeating: 0x62, count: size)
+    let started = monotonicSeconds()
+    func write(_ name: String, _ bytes: [UInt8]) {
+        let fd = openat(dirFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { fail("open \(state)/\(name): errno \(errno)") }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { fail("write \(state)/\(name): errno \(errno)") }
+        close(fd)
+    }
+    for n in 0..<count {
+        let at = Timestamp(millisecondsSinceEpoch: startMs + Int64(n))
+        let name = "f\(n).dat"
+        let id = generator.next(at: at, originalName: name)
+        var metadata = ItemMetadata(id: id, originalName: name, size: Int64(size), contentType: "application/octet-stream", createdAt: at)
+        metadata.attempts = []
+        if state == "failed" { metadata.failureReason = "HTTP 400 (benchmark)" }
+        write(ItemFileName(id: id, attempt: attempt, kind: .blob).description, body)
+        write(ItemFileName(id: id, attempt: attempt, kind: .json).description, MetadataCodec.encode(metadata))
+        if (n + 1) % 100_000 == 0 {
+            FileHandle.standardError.write(Data("fill: \(n + 1) items, \(Int(monotonicSeconds() - started)) s\n".utf8))
+        }
+    }
+    print(String(format: "filled=%d seconds=%.1f", count, monotonicSeconds() - started))
+}
+
 func peakResidentKiB() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
     for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
@@ -550,6 +606,7 @@ case "sha256": sha256(Arguments(all.dropFirst(), flags: []))
 case "drop": drop(Arguments(all.dropFirst(), flags: []))
 case "feed": feed(Arguments(all.dropFirst(), flags: []))
 case "backlog-pass": backlogPass(Arguments(all.dropFirst(), flags: []))
+case "fill": fill(Arguments(all.dropFirst(), flags: []))
 default:
     print("""
     Usage: spoold-bench upload --url URL [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
@@ -559,6 +616,7 @@ default:
            spoold-bench codec [--records N]
            spoold-bench sha256 [--mib N]
            spoold-bench backlog-pass [--chunk N] SPOOL
+           spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
     """)
     exit(all.isEmpty || all.first == "--help" || all.first == "-h" ? 0 : 2)
 }
