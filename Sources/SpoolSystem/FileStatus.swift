@@ -15,14 +15,18 @@ public struct FileStatus: Equatable, Sendable {
     public var owner: UInt32
     /// The permission bits (`st_mode & 0o7777`).
     public var permissions: UInt32
+    /// What the file takes on disk: its allocated blocks (`st_blocks`, always in 512-byte units)
+    /// in bytes. A 16-byte file takes a whole file-system block (4 KiB on ext4); a sparse file
+    /// less than its size.
+    public var allocatedBytes: Int64
 
     public init(
         type: FileType, size: Int64, linkCount: Int, device: UInt64, inode: UInt64, modifiedMilliseconds: Int64,
-        owner: UInt32 = 0, permissions: UInt32 = 0o600
+        owner: UInt32 = 0, permissions: UInt32 = 0o600, allocatedBytes: Int64 = 0
     ) {
         (self.type, self.size, self.linkCount) = (type, size, linkCount)
         (self.device, self.inode, self.modifiedMilliseconds) = (device, inode, modifiedMilliseconds)
-        (self.owner, self.permissions) = (owner, permissions)
+        (self.owner, self.permissions, self.allocatedBytes) = (owner, permissions, allocatedBytes)
     }
 
     init(_ st: stat) {
@@ -41,6 +45,6 @@ public struct FileStatus: Equatable, Sendable {
             type: type, size: Int64(st.st_size), linkCount: Int(st.st_nlink), device: UInt64(st.st_dev),
             inode: UInt64(st.st_ino),
             modifiedMilliseconds: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000,
-            owner: UInt32(st.st_uid), permissions: UInt32(st.st_mode & 0o7777))
+            owner: UInt32(st.st_uid), permissions: UInt32(st.st_mode & 0o7777), allocatedBytes: Int64(st.st_blocks) * 512)
     }
 }
