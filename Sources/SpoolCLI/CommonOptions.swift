@@ -76,6 +76,11 @@ enum CommonOptions {
         try arguments.bytes("max-spool-size")
     }
 
+    /// `--max-items` (`run`, `drain`): at least one item.
+    static func maximumItems(_ arguments: ParsedArguments) throws -> Int? {
+        try arguments.int("max-items", range: 1...Int(Int32.max))
+    }
+
     /// `--header 'Name: value'`, validated.
     static func headers(_ arguments: ParsedArguments, command: String) throws -> [String: String] {
         var headers: [String: String] = [:]

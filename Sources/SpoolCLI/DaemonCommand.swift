@@ -128,9 +128,11 @@ struct DaemonCommand {
                 .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See docs/guarantees.md 'Security model'."),
                 .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See docs/spool.md 'Direct uploads'."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
-                           help: "Most payload bytes queued (pending and in flight), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it."),
+                           help: "Most disk the queue (pending and in flight) may take, counted as the blocks both files of each item take (a 16-byte item takes 8 KiB on ext4), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it. See README 'A spool size limit'."),
+                OptionSpec("max-items", valueName: "N",
+                           help: "Most items queued (pending and in flight); each is two files, so two inodes. The queue goes at most one item over it."),
                 OptionSpec("when-full", valueName: "block|drop-oldest",
-                           help: "At --max-spool-size: new files wait in incoming/ untouched (block), or the oldest pending items are deleted to make room (drop-oldest).",
+                           help: "At --max-spool-size or --max-items: new files wait in incoming/ untouched (block), or the oldest pending items are deleted to make room (drop-oldest).",
                            defaultDescription: "block", completion: .choices(SpoolSizeLimit.WhenFull.allCases.map(\.rawValue))),
                 OptionSpec("metrics-file", valueName: "PATH",
                            help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
@@ -332,14 +334,16 @@ struct DaemonCommand {
 
     static func sizeLimit(_ arguments: ParsedArguments, command: String) throws -> SpoolSizeLimit? {
         let mode = arguments.value("when-full")
-        guard let bytes = try CommonOptions.maximumSpoolSize(arguments) else {
-            if mode != nil { throw ArgumentError("--when-full needs --max-spool-size", command: command) }
+        let bytes = try CommonOptions.maximumSpoolSize(arguments)
+        let items = try CommonOptions.maximumItems(arguments)
+        guard bytes != nil || items != nil else {
+            if mode != nil { throw ArgumentError("--when-full needs --max-spool-size or --max-items", command: command) }
             return nil
         }
         guard let whenFull = SpoolSizeLimit.WhenFull(rawValue: mode ?? "block") else {
             throw ArgumentError("--when-full must be block or drop-oldest, not '\(mode!)'", command: command)
         }
-        return SpoolSizeLimit(bytes: bytes, whenFull: whenFull)
+        return SpoolSizeLimit(bytes: bytes, items: items, whenFull: whenFull)
     }
 
     static func formField(_ arguments: ParsedArguments, command: String) throws -> String? {
@@ -416,12 +420,14 @@ struct DaemonCommand {
         SpoolFullMarker.remove(in: spool)
         ThrottleMarker.remove(in: spool)
         WindowMarker.remove(in: spool)
+        QueueCountsFile.remove(in: spool)
         defer {
             OutageMarker.remove(in: spool)
             IntakeMarker.remove(in: spool)
             SpoolFullMarker.remove(in: spool)
             ThrottleMarker.remove(in: spool)
             WindowMarker.remove(in: spool)
+            QueueCountsFile.remove(in: spool)
         }
         if let s3, handoff == nil { log.info(s3.description) }
         if handoff == nil {
@@ -488,8 +494,9 @@ struct DaemonCommand {
     var sizeSettings: String {
         var settings: [String] = []
         if let sizeLimit {
-            settings.append("--max-spool-size \(ByteUnits.exactText(sizeLimit.bytes))"
-                + (sizeLimit.whenFull == .block ? "" : " (\(sizeLimit.whenFull.rawValue))"))
+            let when = sizeLimit.whenFull == .block ? "" : " (\(sizeLimit.whenFull.rawValue))"
+            if let bytes = sizeLimit.bytes { settings.append("--max-spool-size \(ByteUnits.exactText(bytes))" + when) }
+            if let items = sizeLimit.items { settings.append("--max-items \(items)" + (sizeLimit.bytes == nil ? when : "")) }
         }
         if let limitRate { settings.append("--limit-rate \(limitRate.text { ByteUnits.exactText($0) + "/s" })") }
         if let windows = configuration.uploadWindows {
@@ -526,12 +533,13 @@ struct DaemonCommand {
         } ?? http
     }
 
-    /// What watches the engine without steering it (metrics, systemd, progress) and the size
-    /// limit's gate. Made anew with each engine, so after a recycle the metrics' counters restart.
+    /// What watches the engine without steering it (metrics, systemd, progress, the counts for
+    /// `status`) and the size limit's gate. Made anew with each engine, so after a recycle the
+    /// metrics' counters restart.
     func addObservers(to engine: Engine, spool: Spool, context: CommandContext, log: EventLog) {
-        // Queued bytes are tracked (one stat per queued blob at start) only when something needs them.
         let queue = QueueBytes(spool: spool)
-        if metricsPath != nil || sizeLimit != nil || progress { engine.observers.add(queue) }
+        engine.observers.add(queue)
+        engine.observers.add(QueueCountsPublisher(spool: spool, queue: queue, limit: sizeLimit, log: log))
         if progress { engine.observers.add(ProgressReporter(queue: queue)) }
         if let sizeLimit {
             let gate = SpoolSizeGate(limit: sizeLimit, queue: queue, spool: spool, log: log)
@@ -579,7 +587,7 @@ struct DaemonCommand {
 
     /// What a stopped drain leaves, counted on disk (the truth), or nil when nothing is left.
     func remaining(in spool: Spool) throws -> String? {
-        let left = try SpoolSummary.load(spool)
+        let left = try SpoolSummary.load(spool, now: Timestamp(millisecondsSinceEpoch: 0), sampleBudget: 0)
         let pending = left.states[.pending]?.count ?? 0
         let inflight = left.states[.inflight]?.count ?? 0
         guard pending + inflight + left.incomingFiles > 0 else { return nil }

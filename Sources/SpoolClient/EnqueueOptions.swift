@@ -10,8 +10,9 @@ public struct EnqueueOptions: Sendable, Equatable {
     /// Rename each file into the spool instead of copying it (`--move`; copied, then removed,
     /// across file systems).
     public var move: Bool
-    /// Add files only while fewer payload bytes than this are queued (`--max-spool-size`; give
-    /// the daemon's value); the rest are refused (`.refused`, exit code 75).
+    /// Add files only while the queue (pending and in flight) takes less disk than this
+    /// (`--max-spool-size`: the allocated blocks of both files of each item; give the daemon's
+    /// value); the rest are refused (`.refused`, exit code 75).
     public var maximumSpoolBytes: Int64?
 
     public init(

@@ -39,13 +39,17 @@ public struct SpoolClient: Sendable {
             var admitted = files
             var refused: Set<Int> = []
             if let limitBytes = options.maximumSpoolBytes {
+                // Counted as the daemon counts it: the disk the queue's items take (a running
+                // daemon's own figures when it has them).
                 let limit = SpoolSizeLimit(bytes: limitBytes)
-                let summary = try SpoolSummary.load(spool)
-                var queued = (summary.states[.pending]?.bytes ?? 0) + (summary.states[.inflight]?.bytes ?? 0)
+                let summary = try SpoolSummary.load(
+                    spool, now: clock(), daemonPID: SpoolLock.holder(of: spool).flatMap { Int32($0) })
+                var queued = summary.queued
                 admitted = []
                 for (index, file) in files.enumerated() {
-                    guard limit.admits(queued: queued) else { refused.insert(index); continue }
-                    queued += SpoolClient.size(of: file)
+                    guard limit.admits(queued) else { refused.insert(index); continue }
+                    queued.diskBytes += SpoolClient.allocatedBytes(of: file) + QueueUsage.jsonDiskEstimate
+                    queued.items += 1
                     admitted.append(file)
                 }
             }
@@ -90,12 +94,13 @@ public struct SpoolClient: Sendable {
         try SpoolClient.wrappingSpoolErrors {
             let spool = try Spool(path: spoolPath, create: false)
             spool.mayReleaseReserve = false
-            let summary = try SpoolSummary.load(spool)
             let daemon = SpoolLock.holder(of: spool).flatMap { Int32($0) }
+            let summary = try SpoolSummary.load(spool, now: clock(), daemonPID: daemon)
             func totals(_ state: ItemState) -> SpoolStatus.Totals {
                 let found = summary.states[state] ?? SpoolSummary.StateTotals()
                 return SpoolStatus.Totals(
-                    count: found.count, bytes: found.bytes, oldestCreatedAt: found.oldest?.createdAt.map(SpoolClient.date))
+                    count: found.count, bytes: found.bytes, oldestCreatedAt: found.oldest?.createdAt.map(SpoolClient.date),
+                    diskBytes: found.diskBytes, bytesEstimated: found.estimated || found.counting)
             }
             // The markers say something only while a daemon holds the lock.
             return SpoolStatus(
@@ -146,11 +151,11 @@ public struct SpoolClient: Sendable {
         }
     }
 
-    /// A file's size for the size limit, before it is added (0 when it cannot be read: `add` then
-    /// says why).
-    static func size(of file: String) -> Int64 {
+    /// What a file takes on disk, for the size limit, before it is added (0 when it cannot be
+    /// read: `add` then says why). Copied or moved in, its blob takes about as much.
+    static func allocatedBytes(of file: String) -> Int64 {
         var status = stat()
-        return stat(file, &status) == 0 ? Int64(status.st_size) : 0
+        return stat(file, &status) == 0 ? Int64(status.st_blocks) * 512 : 0
     }
 
     static func date(_ time: Timestamp) -> Date { Date(timeIntervalSince1970: time.secondsSinceEpoch) }

@@ -8,6 +8,11 @@ public struct SpoolStatus: Sendable, Equatable {
         public var bytes: Int64
         /// When the oldest item was made (from its id).
         public var oldestCreatedAt: Date?
+        /// What the items take on disk: the allocated blocks of both files of each.
+        public var diskBytes: Int64 = 0
+        /// `bytes` and `diskBytes` are estimated from a sample of the items (a folder of more
+        /// than 4,096), or still being counted by the daemon (0 then).
+        public var bytesEstimated = false
     }
 
     public var pending: Totals

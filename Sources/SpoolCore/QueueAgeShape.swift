@@ -36,7 +36,12 @@ public struct QueueAgeShape: Equatable, Sendable {
         return upper.map { "\(lower)-\($0) min" } ?? "\(lower)+ min"
     }
 
-    public mutating func add(ageSeconds: Double) { counts[QueueAgeShape.bucket(forAgeSeconds: ageSeconds)] += 1 }
+    public mutating func add(ageSeconds: Double, count: Int = 1) { counts[QueueAgeShape.bucket(forAgeSeconds: ageSeconds)] += count }
+
+    /// A shape from counts read back (`SPOOL/counts`): missing buckets are empty, extra ones ignored.
+    public init(counts: [Int]) {
+        for (i, count) in counts.prefix(QueueAgeShape.bucketCount).enumerated() { self.counts[i] = max(0, count) }
+    }
 
     public var total: Int { counts.reduce(0, +) }
 

@@ -56,7 +56,7 @@ extension Engine {
                 let location = ItemLocation(.inflight, attempt: 1)
                 items[id] = ItemLifecycle(location: location, notBefore: now)
                 observers.itemQueued(id, at: location)
-                sizeGate?.joinedQueue(bytes: size)
+                sizeGate?.joinedQueue(name)
                 uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: false, isDirect: true)
                 summary.ingested += 1
                 log.debug("sending incoming/\(name) directly as \(id)")

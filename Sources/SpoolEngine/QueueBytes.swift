@@ -1,37 +1,104 @@
 import SpoolCore
 import SpoolStore
+import Synchronization
 
-/// The payload bytes in the engine's queue (pending and in flight), kept as a running sum: each
-/// item's blob is stat'ed once when it joins, and its size subtracted when it leaves. Shared by
-/// the metrics and the spool size limit, so neither rescans pending/.
+/// What the engine's queue (pending and in flight) takes, kept as running sums: the one place
+/// that knows queued bytes. Each item's files are stat'ed once when it comes into memory (its
+/// blob's size, and the allocated blocks of its blob and json: what it takes on disk), and
+/// subtracted when it leaves. Shared by the metrics, the size limits, the progress line and the
+/// counts `spoold status` reads (`SPOOL/counts`), so none of them rescans pending/. Also kept:
+/// when the queued items were made (`ages`), for status's queue shape.
 ///
 /// Sizes are kept by item for the items in memory (at most `--queue-memory`); those waiting in
 /// pending/ beyond memory count in one sum (`outside`), which items leave when they come into
-/// memory and join when memory gives them back. At start the whole queue's blobs are summed once.
+/// memory and join when memory gives them back. At start, when the queue is larger than memory,
+/// what lies beyond it is counted once, on a thread of its own (`FolderReading.census`), so the
+/// first upload does not wait for a stat of every file; until it is done `usage` is nil (the
+/// size limits hold files back meanwhile). Changes while it counts are kept aside and added to
+/// its result; an item that moved while it was being counted may be off until the queue beyond
+/// memory empties, when the sums start again from memory alone.
 public final class QueueBytes: EngineObserver {
     private let spool: Spool
-    private var sizes: [ItemID: Int64] = [:]
-    private var inMemory: Int64 = 0
-    private var outside: Int64 = 0
+    private var sizes: [ItemID: QueueUsage] = [:]
+    private var inMemory = QueueUsage()
+    /// Beyond memory; while the start-up count runs, the changes since it began.
+    private var outside = QueueUsage()
+    private var ages = CreationMinutes()
+    private var counting = false
+    private let census = CensusInbox()
     private weak var engine: Engine?
-
-    public var total: Int64 { inMemory + outside }
 
     public init(spool: Spool) { self.spool = spool }
 
+    /// Payload bytes queued, as far as they are known (those in memory while the count runs).
+    public var total: Int64 {
+        takeCensus()
+        return inMemory.payloadBytes + outside.payloadBytes
+    }
+
+    /// The queue's items and the bytes they take, or nil while what lies beyond memory is still
+    /// being counted. Items are the engine's own count (in memory, in flight, and beyond).
+    public var usage: QueueUsage? {
+        takeCensus()
+        guard !counting else { return nil }
+        var usage = (inMemory + outside).clamped
+        if let engine { usage.items = engine.items.count + engine.queuedOutsideMemory }
+        return usage
+    }
+
+    /// The pending items by age at `now` (those in flight left out).
+    func pendingShape(_ engine: Engine, now: Timestamp) -> QueueAgeShape {
+        ages.fold(now: now)
+        var pending = ages
+        for id in engine.uploads.keys { if let createdAt = id.createdAt { pending.remove(createdAt) } }
+        return pending.shape(now: now)
+    }
+
+    /// What the items in flight take (they are in memory).
+    func inFlight(_ engine: Engine) -> QueueUsage {
+        engine.uploads.keys.reduce(QueueUsage()) { $0 + (sizes[$1] ?? QueueUsage(items: 1)) }
+    }
+
     public func engineStarted(_ engine: Engine, now: Timestamp) {
         self.engine = engine
-        for (id, lifecycle) in engine.items where sizes[id] == nil { add(id, at: lifecycle.location) }
-        // Everything queued beyond memory, read once: the blobs of pending/ not in memory.
-        let all = (try? spool.payloadBytes(in: .pending)) ?? 0
-        let pendingInMemory = engine.items.reduce(Int64(0)) { $0 + ($1.value.state == .pending ? sizes[$1.key] ?? 0 : 0) }
-        outside = max(0, all - pendingInMemory)
+        // What start-up told before now is in the engine's items: counted from them alone.
+        (sizes, inMemory, outside) = ([:], QueueUsage(), QueueUsage())
+        ages.removeAll()
+        for (id, lifecycle) in engine.items {
+            add(id, at: lifecycle.location)
+            joinAges(id)
+        }
+        guard engine.queuedOutsideMemory > 0 || !engine.backlog.isEmpty else { return }
+        // Everything queued beyond memory, counted once off the engine's thread.
+        counting = true
+        let (reading, excluded, inbox, events) = (spool.reading(.pending), Set(engine.items.keys), census, engine.events)
+        engine.runPass {
+            let result = Result { try reading.census(measure: .all, excluding: excluded, keepsCreationMinutes: true) }
+            inbox.result.withLock { $0 = result }
+            events.wake()
+        }
+        takeCensus()
+    }
+
+    /// Adds the start-up count once it is done (on the engine's thread).
+    private func takeCensus() {
+        guard counting, let result = census.result.withLock({ $0.take() }) else { return }
+        counting = false
+        switch result {
+        case .success(let found):
+            outside += QueueUsage(items: found.items, payloadBytes: found.usage.payloadBytes, diskBytes: found.usage.diskBytes)
+            ages.merge(found.ages)
+        case .failure:
+            // Unreadable: the sums cover memory and what joined since; nothing beyond is known.
+            break
+        }
     }
 
     public func itemQueued(_ id: ItemID, at location: ItemLocation) {
         guard sizes[id] == nil else { return }
+        joinAges(id)
         if engine.map({ $0.items[id] == nil }) ?? false {
-            outside += blobSize(id, at: location)  // it waits beyond memory
+            outside += measure(id, at: location)  // it waits beyond memory
         } else {
             add(id, at: location)
         }
@@ -39,9 +106,9 @@ public final class QueueBytes: EngineObserver {
 
     public func itemsCameIntoMemory(_ items: [(ItemID, ItemLocation)]) {
         for (id, location) in items where sizes[id] == nil {
-            let size = add(id, at: location)
-            outside = max(0, outside - size)
+            outside -= add(id, at: location)
         }
+        if !counting { outside = outside.clamped }
     }
 
     public func itemsLeftMemory(_ ids: [ItemID]) {
@@ -53,36 +120,65 @@ public final class QueueBytes: EngineObserver {
     }
 
     public func itemLeftQueue(_ id: ItemID) {
-        if let size = sizes.removeValue(forKey: id) { inMemory -= size }
+        guard let size = sizes.removeValue(forKey: id) else { return }
+        inMemory -= size
+        if let createdAt = id.createdAt { ages.remove(createdAt) }
     }
 
     public func uploadFinished(_ id: ItemID, outcome: UploadOutcome, size: Int64, seconds: Double, stillQueued: Bool) {
         if !stillQueued { itemLeftQueue(id) }
     }
 
-    /// The size recorded for an item in memory.
-    func size(of id: ItemID) -> Int64? { sizes[id] }
+    /// Items whose sizes are kept one by one: those in memory, never the queue beyond it.
+    var itemsMeasured: Int { sizes.count }
+
+    /// The payload size recorded for an item in memory.
+    func size(of id: ItemID) -> Int64? { sizes[id]?.payloadBytes }
 
     @discardableResult
-    private func add(_ id: ItemID, at location: ItemLocation) -> Int64 {
-        let size = blobSize(id, at: location)
+    private func add(_ id: ItemID, at location: ItemLocation) -> QueueUsage {
+        let size = measure(id, at: location)
         sizes[id] = size
         inMemory += size
         return size
     }
 
-    private func blobSize(_ id: ItemID, at location: ItemLocation) -> Int64 {
-        (try? spool.status(of: ItemFileName(id: id, attempt: location.attempt, kind: .blob), at: location))?.size ?? 0
+    private func joinAges(_ id: ItemID) {
+        if let createdAt = id.createdAt { ages.add(createdAt) }
+    }
+
+    /// An item's payload and disk: its blob's size, and the blocks of its blob and json (a
+    /// direct upload has no json yet).
+    private func measure(_ id: ItemID, at location: ItemLocation) -> QueueUsage {
+        let blob = try? spool.status(of: ItemFileName(id: id, attempt: location.attempt, kind: .blob), at: location)
+        let json = try? spool.status(of: ItemFileName(id: id, attempt: location.attempt, kind: .json), at: location)
+        return QueueUsage(
+            items: 1, payloadBytes: blob?.size ?? 0, diskBytes: (blob?.allocatedBytes ?? 0) + (json?.allocatedBytes ?? 0))
     }
 
     /// Brings the table in line with the engine's items in memory, as a safety net should an item
-    /// join or leave without an event.
+    /// join or leave without an event; and once nothing waits beyond memory, starts the sums
+    /// beyond it (and the ages) again from memory alone.
     func reconcile(_ engine: Engine) {
-        guard sizes.count != engine.items.count || inMemory < 0 else { return }
-        for (id, size) in sizes where engine.items[id] == nil {
-            sizes[id] = nil
-            inMemory -= size
+        takeCensus()
+        if sizes.count != engine.items.count || inMemory.payloadBytes < 0 {
+            for (id, size) in sizes where engine.items[id] == nil {
+                sizes[id] = nil
+                inMemory -= size
+            }
+            for (id, lifecycle) in engine.items where sizes[id] == nil { add(id, at: lifecycle.location) }
         }
-        for (id, lifecycle) in engine.items where sizes[id] == nil { add(id, at: lifecycle.location) }
+        if !counting, engine.queuedOutsideMemory == 0, engine.backlog.isEmpty {
+            outside = QueueUsage()
+            if ages.total != engine.items.count {
+                ages.removeAll()
+                for id in engine.items.keys { joinAges(id) }
+            }
+        }
     }
+}
+
+/// The start-up count's result, posted from its thread.
+private final class CensusInbox: Sendable {
+    let result = Mutex<Result<FolderCensus, any Error>?>(nil)
 }

@@ -1,12 +1,14 @@
 import SpoolCore
 import SpoolStore
 
-/// `--max-spool-size` in the daemon: lets a file from incoming/ join the queue only while the
-/// queued payload bytes are below the limit (`block`: the file waits, announced and untouched),
-/// or first deletes the oldest pending items to make room (`drop-oldest`).
+/// `--max-spool-size` and `--max-items` in the daemon: lets a file from incoming/ join the queue
+/// only while the queue takes less disk and holds fewer items than the limits (`block`: the file
+/// waits, announced and untouched), or first deletes the oldest pending items to make room
+/// (`drop-oldest`). While the queue beyond memory is still being counted at start
+/// (`QueueBytes.usage` nil), files wait.
 ///
-/// Logs once when the spool becomes full and once when it has room again (below 90% of the
-/// limit, so a queue hovering at the limit does not flood the log), and keeps `SPOOL/size-limit`
+/// Logs once when the spool becomes full and once when it has room again (below 90% of each
+/// limit, so a queue hovering at a limit does not flood the log), and keeps `SPOOL/size-limit`
 /// meanwhile for `spoold status`.
 public final class SpoolSizeGate: EngineObserver {
     /// Full ends below this share of the limit.
@@ -16,8 +18,10 @@ public final class SpoolSizeGate: EngineObserver {
     private let queue: QueueBytes
     private let spool: Spool
     private let log: EventLog
-    /// Bytes admitted in this loop turn but not yet in `queue` (they join after the batch).
-    private var reserved: Int64 = 0
+    /// What was admitted in this loop turn but is not yet in `queue` (it joins after the batch),
+    /// by name in incoming/.
+    private var reservedByName: [String: QueueUsage] = [:]
+    private var reserved = QueueUsage()
     private var refusedThisTurn = false
     /// Pending ids, newest first, built once per turn when something must be dropped.
     private var dropOrder: [ItemID]?
@@ -32,13 +36,18 @@ public final class SpoolSizeGate: EngineObserver {
 
     /// Whether incoming/`name` may be ingested now; with `drop-oldest`, makes room first.
     func admits(_ name: String, engine: Engine, now: Timestamp) throws -> Bool {
-        let size = (try? spool.status(of: name, in: .incoming))?.size ?? 0
+        guard queue.usage != nil else { return false }  // still counting: wait for it (no "full")
+        let file = try? spool.status(of: name, in: .incoming)
         if limit.whenFull == .dropOldest { try makeRoom(engine: engine, now: now) }
-        guard limit.admits(queued: queue.total + reserved) else {
+        guard let queued = queue.usage, limit.admits(queued + reserved) else {
             refusedThisTurn = true
             return false
         }
-        reserved += size
+        // Moved in, the file keeps its blocks; its json will take about one more.
+        let usage = QueueUsage(
+            items: 1, payloadBytes: file?.size ?? 0, diskBytes: (file?.allocatedBytes ?? 0) + QueueUsage.jsonDiskEstimate)
+        reserved += usage
+        reservedByName[name] = usage
         return true
     }
 
@@ -47,25 +56,29 @@ public final class SpoolSizeGate: EngineObserver {
     /// looked at again when that changes: an upload ends (its completion wakes the engine) or
     /// an item leaves the queue.
     func holdsIntake(_ engine: Engine) -> Bool {
-        guard !limit.admits(queued: queue.total) else { return false }
+        guard let queued = queue.usage else { return true }  // counting: its end wakes the engine
+        guard !limit.admits(queued) else { return false }
         return limit.whenFull == .block || engine.items.count <= engine.uploads.count
     }
 
-    /// An admitted file joined the queue at once (a direct upload): its bytes are in `queue` now,
-    /// no longer reserved.
-    func joinedQueue(bytes: Int64) { reserved = max(0, reserved - bytes) }
+    /// An admitted file joined the queue at once (a direct upload): it is in `queue` now, no
+    /// longer reserved.
+    func joinedQueue(_ name: String) {
+        guard let usage = reservedByName.removeValue(forKey: name) else { return }
+        reserved = (reserved - usage).clamped
+    }
 
     /// Deletes the oldest pending items (never one in flight) through the purge transition until
     /// the queue is below the limit, logging and counting each.
     private func makeRoom(engine: Engine, now: Timestamp) throws {
         var drops: [SpoolTransition] = []
-        while limit.mustDrop(queued: queue.total + reserved), let id = nextDroppable(engine) {
+        while let queued = queue.usage, limit.mustDrop(queued + reserved), let id = nextDroppable(engine) {
             guard let purge = engine.items[id]?.purge() else { continue }
             let itemSize = queue.size(of: id) ?? 0
             drops.append(SpoolTransition(purge.record(for: id)))
             engine.items[id] = nil
             engine.observers.itemDropped(id)
-            log.warning("spool full (--max-spool-size \(limit.bytes) B): dropped the oldest pending item \(id) (\(itemSize) B) to make room")
+            log.warning("spool full (\(describe(queued + reserved))): dropped the oldest pending item \(id) (\(itemSize) B) to make room")
         }
         guard !drops.isEmpty else { return }
         for (transition, result) in zip(drops, try spool.commit(drops)) where result != .moved {
@@ -90,16 +103,20 @@ public final class SpoolSizeGate: EngineObserver {
     public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? {
         let refused = refusedThisTurn
         let couldDrop = limit.whenFull == .dropOldest && engine.items.count > engine.uploads.count
-        (reserved, refusedThisTurn, dropOrder) = (0, false, nil)
+        (reserved, refusedThisTurn, dropOrder) = (QueueUsage(), false, nil)
+        reservedByName.removeAll()
         finishedThisTurn.removeAll()
-        let queued = queue.total
-        if fullSince == nil, refused || limit.isFull(queued: queued) {
+        guard let queued = queue.usage else { return nil }
+        if fullSince == nil, refused || limit.isFull(queued) {
             fullSince = now
             let what = limit.whenFull == .block ? "new files wait in incoming/" : "the oldest pending items are dropped to make room"
-            log.warning("spool full: \(queued) B queued, --max-spool-size \(limit.bytes) B; \(what)")
+            log.warning("spool full: \(describe(queued)); \(what)")
             do {
                 try SpoolFullMarker.write(
-                    .init(since: now, limitBytes: limit.bytes, queuedBytes: queued, whenFull: limit.whenFull.rawValue), in: spool)
+                    .init(
+                        since: now, limitBytes: limit.bytes, queuedBytes: queued.diskBytes, whenFull: limit.whenFull.rawValue,
+                        limitItems: limit.items, queuedItems: queued.items),
+                    in: spool)
             } catch {
                 log.warning("cannot write \(spool.path)/\(SpoolFullMarker.fileName) for 'spoold status': \(error)")
             }
@@ -112,15 +129,23 @@ public final class SpoolSizeGate: EngineObserver {
 
     /// The last step of a run does not wait: a queue that emptied in it has room all the same.
     public func engineFinished(_ engine: Engine, now: Timestamp) {
-        guard !refusedThisTurn else { return }
-        noteRoomAgain(queued: queue.total, now: now)
+        guard !refusedThisTurn, let queued = queue.usage else { return }
+        noteRoomAgain(queued: queued, now: now)
     }
 
-    /// Full ends (said once, marker removed) when the queue is below `roomAgainShare` of the limit.
-    private func noteRoomAgain(queued: Int64, now: Timestamp) {
-        guard let since = fullSince, Double(queued) < Double(limit.bytes) * SpoolSizeGate.roomAgainShare else { return }
+    /// Full ends (said once, marker removed) when the queue is below `roomAgainShare` of each limit.
+    private func noteRoomAgain(queued: QueueUsage, now: Timestamp) {
+        guard let since = fullSince, limit.hasRoom(queued, share: SpoolSizeGate.roomAgainShare) else { return }
         fullSince = nil
         SpoolFullMarker.remove(in: spool)
-        log.info("spool has room again after \(formatSeconds(since.seconds(until: now))) (\(queued) B queued)")
+        log.info("spool has room again after \(formatSeconds(since.seconds(until: now))) (\(queued.items) item(s), \(queued.diskBytes) B on disk)")
+    }
+
+    /// `1200 item(s) of --max-items 1000, 9830400 B on disk of --max-spool-size 10000000 B`.
+    private func describe(_ queued: QueueUsage) -> String {
+        var parts: [String] = []
+        if let items = limit.items { parts.append("\(queued.items) item(s) queued, --max-items \(items)") }
+        if let bytes = limit.bytes { parts.append("\(queued.diskBytes) B on disk, --max-spool-size \(bytes) B") }
+        return parts.joined(separator: "; ")
     }
 }

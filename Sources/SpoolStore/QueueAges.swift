@@ -1,20 +1,14 @@
 import SpoolCore
 
-/// `spoold status`'s queue shape: pending items by age, failed items by reason class.
+/// `spoold status`'s failed items by reason class (the pending items by age come with the
+/// counts, `SpoolSummary.pendingByAge`).
 ///
-/// Ages come from the pending json names alone (an id starts with its UTC creation time), so
-/// no file is opened for them; only the jsons in failed/ are read, for their reason.
+/// The reason is in each failed item's json, so only failed/'s jsons are read here.
 public struct QueueAges: Sendable {
-    public var pending = QueueAgeShape()
     public var failed: [FailureClass: Int] = [:]
 
-    public static func load(_ spool: Spool, now: Timestamp) throws -> QueueAges {
+    public static func load(_ spool: Spool) throws -> QueueAges {
         var ages = QueueAges()
-        for entry in try spool.list(.pending) {
-            guard let name = ItemFileName(parsing: entry.name), name.kind == .json else { continue }
-            let created = name.id.createdAt ?? now
-            ages.pending.add(ageSeconds: created.seconds(until: now))
-        }
         for entry in try spool.list(.failed) {
             guard let name = ItemFileName(parsing: entry.name), name.kind == .json else { continue }
             let reasonClass: FailureClass

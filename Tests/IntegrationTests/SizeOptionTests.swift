@@ -35,18 +35,24 @@ final class SizeOptionTests: XCTestCase {
         XCTAssertEqual(spool.files(in: "pending"), [], "nothing was added")
     }
 
-    /// `--max-spool-size 1K` is 1,024 bytes: a queue of 1,000 bytes is below it (it was 1,000
-    /// bytes, and full, when K meant a power of 1000 for this option only).
+    /// `--max-spool-size 45K` is 46,080 bytes: a queue that takes 45,056 bytes of disk (a
+    /// 40,000-byte blob in ten 4 KiB blocks and its json in one) is below it; it is not below
+    /// 45,000 (K was a power of 1000 for this option only).
     func testEnqueueMaxSpoolSize_KIsAPowerOf1024() throws {
         let spool = try TestSpool(self)
         let first = spool.root + "/first.bin", second = spool.root + "/second.bin"
-        try Data(repeating: 7, count: 1000).write(to: URL(fileURLWithPath: first))
+        try Data(repeating: 7, count: 40_000).write(to: URL(fileURLWithPath: first))
         try Data(repeating: 8, count: 10).write(to: URL(fileURLWithPath: second))
         XCTAssertEqual(try SpooldProcess.run(["enqueue", "--spool", spool.path, first]).exitCode, 0)
-        let admitted = try SpooldProcess.run(["enqueue", "--spool", spool.path, "--max-spool-size", "1K", second])
+        let status = try SpooldProcess.run(["status", "--spool", spool.path, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let disk = try XCTUnwrap((object["queue"] as? [String: Any])?["diskBytes"] as? Int)
+        let kib = disk / 1000
+        guard kib * 1000 <= disk && disk < kib * 1024 else { return XCTFail("the queue takes \(disk) B here (4 KiB blocks give 45,056)") }
+        let admitted = try SpooldProcess.run(["enqueue", "--spool", spool.path, "--max-spool-size", "\(kib)K", second])
         XCTAssertEqual(admitted.exitCode, 0, admitted.stderr)
-        let refused = try SpooldProcess.run(["enqueue", "--spool", spool.path, "--max-spool-size", "1000", second])
+        let refused = try SpooldProcess.run(["enqueue", "--spool", spool.path, "--max-spool-size", "\(kib * 1000)", second])
         XCTAssertEqual(refused.exitCode, 75, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("the spool is full (--max-spool-size 1000 B)"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("the spool is full (--max-spool-size \(kib * 1000) B)"), refused.stderr)
     }
 }

@@ -12,14 +12,14 @@ import XCTest
 final class BlockedWakeTests: EngineTestCase {
     private static let refused = UploadOutcome.failed(.connectionRefused)
 
-    /// `--max-spool-size` reached during an outage, files waiting in incoming/: the engine sleeps
+    /// `--max-items` reached during an outage, files waiting in incoming/: the engine sleeps
     /// until the next probe (it woke at once, every time, for as long as the spool stayed full).
     func testSpoolFullDuringAnOutage_sleepsUntilTheNextProbe() throws {
         let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
         let spool = try temp.open(fs: fs)
         let queue = QueueBytes(spool: spool)
-        let gate = SpoolSizeGate(limit: SpoolSizeLimit(bytes: 20), queue: queue, spool: spool, log: log)
-        for i in 0..<3 { try drop("f\(i).bin") }  // 17 B each: 0 and 17 B queued are below 20, the third waits
+        let gate = SpoolSizeGate(limit: SpoolSizeLimit(items: 2), queue: queue, spool: spool, log: log)
+        for i in 0..<3 { try drop("f\(i).bin") }  // 0 and 1 item queued are below 2, the third waits
         let embedded = try EmbeddedEngine(
             spool: spool, configuration: configuration(settle: 0, direct: false), clock: clock, observers: [queue, gate], sizeGate: gate)
         try embedded.transport.answerNext(Self.refused)

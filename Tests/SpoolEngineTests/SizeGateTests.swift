@@ -31,18 +31,18 @@ final class SizeGateTests: EngineTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "room again once the queue emptied")
     }
 
-    /// Files sent directly join the queue at once: their bytes count once, not also as reserved,
-    /// so the gate admits as it would for items (here the third file, the one item over).
+    /// Files sent directly join the queue at once: they count once, not also as reserved, so the
+    /// gate admits as it would for items (here the third file, the one item over).
     func testDirectUploads_countOnce_againstTheLimit() throws {
         let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
         let spool = try temp.open(fs: fs)
         let queue = QueueBytes(spool: spool)
-        let gate = SpoolSizeGate(limit: SpoolSizeLimit(bytes: 40), queue: queue, spool: spool, log: log)
+        let gate = SpoolSizeGate(limit: SpoolSizeLimit(items: 3), queue: queue, spool: spool, log: log)
         for i in 0..<3 { try drop("f\(i).bin") }  // 17 B each
         let embedded = try EmbeddedEngine(
             spool: spool, configuration: configuration(settle: 0, concurrency: 3), clock: clock, observers: [queue, gate],
             sizeGate: gate)
-        XCTAssertEqual(embedded.transport.inFlight, 3, "0, 17 and 34 B queued are below 40: all three go")
+        XCTAssertEqual(embedded.transport.inFlight, 3, "0, 1 and 2 items queued are below 3: all three go")
         XCTAssertEqual(temp.names(in: .incoming), [])
         XCTAssertEqual(queue.total, 51)
     }
@@ -53,13 +53,13 @@ final class SizeGateTests: EngineTestCase {
         let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
         let spool = try temp.open(fs: fs)
         let queue = QueueBytes(spool: spool)
-        let gate = SpoolSizeGate(limit: SpoolSizeLimit(bytes: 40), queue: queue, spool: spool, log: log)
+        let gate = SpoolSizeGate(limit: SpoolSizeLimit(items: 3), queue: queue, spool: spool, log: log)
         _ = try temp.write(Array(#"{"contentType": "text/plain"}"#.utf8), to: "f0.bin.meta.json", in: .incoming)
         for i in 0..<3 { try drop("f\(i).bin") }  // 17 B each
         let embedded = try EmbeddedEngine(
             spool: spool, configuration: configuration(settle: 0, concurrency: 3), clock: clock, observers: [queue, gate],
             sizeGate: gate)
-        XCTAssertEqual(temp.names(in: .incoming), [], "f1 and f2 sent directly, f0 taken in: 0, 17 and 34 B were below 40")
+        XCTAssertEqual(temp.names(in: .incoming), [], "f1 and f2 sent directly, f0 taken in: 0, 1 and 2 items were below 3")
         XCTAssertEqual(embedded.transport.inFlight, 3)
     }
 }

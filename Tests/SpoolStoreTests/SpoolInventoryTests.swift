@@ -23,7 +23,7 @@ final class SpoolInventoryTests: XCTestCase {
         XCTAssertEqual(inventory.items.map(\.id), batch.map(\.id))
         XCTAssertEqual(inventory.strays, ["pending/stray.txt"])
         // The totals `spoold status` prints: dot-names in incoming/ are work in progress.
-        let summary = try SpoolSummary.load(spool)
+        let summary = try SpoolSummary.load(spool, now: Timestamp(millisecondsSinceEpoch: 1_795_000_000_000))
         XCTAssertEqual(summary.incomingFiles, 1)
         XCTAssertEqual(summary.incomingBytes, 2)
         XCTAssertEqual(summary.strays, ["pending/stray.txt"])

@@ -31,7 +31,7 @@ public final class EmbeddedEngine {
     public init(
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
         observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil,
-        transport: ScriptedTransport? = nil
+        transport: ScriptedTransport? = nil, runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() }
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
@@ -39,7 +39,7 @@ public final class EmbeddedEngine {
         engine = try Engine(
             spool: spool, transport: self.transport, clock: clock, configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
-            residentKiB: residentKiB, runPass: { $0() })
+            residentKiB: residentKiB, runPass: runPass)
         for observer in observers { engine.observers.add(observer) }
         engine.sizeGate = sizeGate
         startedAt = clock.now()

@@ -66,6 +66,31 @@ public final class TemporarySpool {
         ((try? FileManager.default.contentsOfDirectory(atPath: spoolPath)) ?? []).sorted()
     }
 
+    /// Writes an item's two files straight into a state folder with plain calls and no sync
+    /// (thousands of items in a test): its blob of `payload` and its json, at `attempt`; the
+    /// json's mtime set when given (a tried pending item's next-attempt time).
+    public func writeItem(
+        _ metadata: ItemMetadata, payload: [UInt8], in folder: SpoolFolder = .pending, attempt: Int = 0, mtime: Timestamp? = nil
+    ) throws {
+        guard let id = ItemID(metadata.id) else { throw SystemError("writeItem", path: metadata.id, errno: Errno(rawValue: EINVAL)) }
+        try writeQuickly(path(folder, ItemFileName(id: id, attempt: attempt, kind: .blob).description), payload)
+        try writeQuickly(path(folder, ItemFileName(id: id, attempt: attempt, kind: .json).description), MetadataCodec.encode(metadata), mtime: mtime)
+    }
+
+    private func writeQuickly(_ path: String, _ bytes: [UInt8], mtime: Timestamp? = nil) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw SystemError("open", path: path, errno: .current) }
+        defer { Glibc.close(fd) }
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw SystemError("write", path: path, errno: .current) }
+        if let mtime {
+            let ms = mtime.millisecondsSinceEpoch
+            var times = [timespec(tv_sec: Int(ms / 1000), tv_nsec: Int(ms % 1000) * 1_000_000)]
+            times.append(times[0])
+            guard futimens(fd, &times) == 0 else { throw SystemError("futimens", path: path, errno: .current) }
+        }
+    }
+
     /// `lstat` of a path: inode and link count, or nil when absent.
     public static func inode(of path: String) -> (inode: UInt64, links: Int)? {
         var st = stat()

@@ -1,0 +1,81 @@
+import Glibc
+import SpoolCore
+import SpoolStore
+
+/// Keeps `SPOOL/counts` (`QueueCountsFile`) for `spoold status`: the queue's items, bytes, disk,
+/// oldest items, shape by age and next due time, from the engine's memory and its running sums
+/// (`QueueBytes`), never from pending/. Written at start, at most once a second while the
+/// figures change (its shape by age changes as time passes too), removed at the end.
+public final class QueueCountsPublisher: EngineObserver {
+    static let intervalSeconds = 1.0
+
+    private let spool: Spool
+    private let queue: QueueBytes
+    private let limit: SpoolSizeLimit?
+    private let log: EventLog
+    private var written: QueueCountsFile.Contents?
+    private var nextWrite: Timestamp?
+    private var writeFailed = false
+
+    /// `queue` must be an observer of the same engine, added before this one.
+    public init(spool: Spool, queue: QueueBytes, limit: SpoolSizeLimit?, log: EventLog) {
+        (self.spool, self.queue, self.limit, self.log) = (spool, queue, limit, log)
+    }
+
+    public func engineStarted(_ engine: Engine, now: Timestamp) { publish(engine, now: now) }
+
+    public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? {
+        if let due = nextWrite, now < due { return due }
+        publish(engine, now: now)
+        return nextWrite
+    }
+
+    public func engineFinished(_ engine: Engine, now: Timestamp) { QueueCountsFile.remove(in: spool) }
+
+    /// Rewrites the file if the figures changed; asks to be woken for the next look while the
+    /// queue holds anything (its ages change with time).
+    func publish(_ engine: Engine, now: Timestamp) {
+        let contents = figures(engine, now: now)
+        if written.map({ !$0.saysTheSame(as: contents) }) ?? true {
+            do {
+                try QueueCountsFile.write(contents, in: spool)
+                written = contents
+                writeFailed = false
+            } catch {
+                if !writeFailed { log.warning("cannot write \(spool.path)/\(QueueCountsFile.fileName) for 'spoold status': \(error)") }
+                writeFailed = true
+            }
+        }
+        let busy = contents.pending.count + contents.inflight.count > 0 || contents.counting
+        nextWrite = busy ? now.adding(seconds: QueueCountsPublisher.intervalSeconds) : nil
+    }
+
+    /// The figures as of `now`.
+    func figures(_ engine: Engine, now: Timestamp) -> QueueCountsFile.Contents {
+        queue.reconcile(engine)
+        let usage = queue.usage
+        let flying = queue.inFlight(engine)
+        // The oldest of each: pending in memory, or the next to come in from beyond it.
+        var oldestPending = engine.backlog.nextToLoad?.id
+        var oldestInFlight: ItemID?
+        for (id, lifecycle) in engine.items {
+            if lifecycle.state == .pending {
+                if oldestPending.map({ id < $0 }) ?? true { oldestPending = id }
+            } else if engine.uploads[id] != nil, oldestInFlight.map({ id < $0 }) ?? true {
+                oldestInFlight = id
+            }
+        }
+        let pendingCount = engine.pendingCount
+        // Before the first pass the backlog's earliest is a stand-in for "anything": not a time.
+        let head = [engine.memoryHead()?.notBefore, engine.backlog.earliestOnDisk?.notBefore].compactMap { $0 }
+            .filter { $0.millisecondsSinceEpoch != .min }.min()
+        return QueueCountsFile.Contents(
+            pid: getpid(), updated: now,
+            pending: .init(
+                count: pendingCount, payloadBytes: usage.map { max(0, $0.payloadBytes - flying.payloadBytes) },
+                diskBytes: usage.map { max(0, $0.diskBytes - flying.diskBytes) }, oldest: pendingCount > 0 ? oldestPending : nil),
+            inflight: .init(
+                count: engine.uploads.count, payloadBytes: flying.payloadBytes, diskBytes: flying.diskBytes, oldest: oldestInFlight),
+            pendingByAge: queue.pendingShape(engine, now: now), nextDue: pendingCount > 0 ? head : nil, limit: limit)
+    }
+}

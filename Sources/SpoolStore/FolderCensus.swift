@@ -1,0 +1,180 @@
+import Glibc
+import SpoolCore
+import SpoolSystem
+
+/// What a state folder holds, read name by name (`FileSystem.forEachEntry`: no string per name
+/// and no list kept, so a folder of a million items costs no memory here): its items, their
+/// creation times, the oldest, and, for pending/, when the first in line is due; from the names
+/// alone. Their bytes (payload and disk) need a stat of both files of each item: all of them
+/// (`.all`), or, where a folder holds more than a budget, a sample from which the sums are
+/// estimated (`.sample`), so that `spoold status` answers at once whatever the folder holds.
+///
+/// An item is its json; in inflight/ a blob without a json is an item too (a direct upload).
+public struct FolderCensus: Sendable {
+    public enum Measure: Sendable, Equatable {
+        /// Every item's files are stat'ed: exact sums.
+        case all
+        /// At most about this many items are stat'ed: a fixed share of the ids (by a hash of
+        /// each, halved whenever the budget is passed), the sums scaled up from them.
+        case sample(budget: Int)
+    }
+
+    /// Items (jsons, and lone blobs in inflight/).
+    public var items = 0
+    /// When the items were made (from their ids), when asked for (`keepsCreationMinutes`).
+    public var ages = CreationMinutes()
+    /// The items by age at the census's `now`, to the millisecond (when one was given).
+    public var shape = QueueAgeShape()
+    public var oldest: ItemID?
+    /// pending/: the earliest time in line (an untried item's creation time, a tried one's json
+    /// mtime: its next-attempt time).
+    public var nextDue: Timestamp?
+    /// Names that are not item files (dot-names aside), and the first few of them.
+    public var strayCount = 0
+    public var strays: [String] = []
+
+    /// Sums over the items measured, by hash class (`classes` of them), and how many each holds.
+    fileprivate var measuredByClass = [QueueUsage](repeating: QueueUsage(), count: FolderCensus.classes)
+    /// One item in 2^level is measured (those whose class is a multiple of 2^level).
+    fileprivate var level = 0
+    static let classes = 64
+
+    /// Items measured: every item, or the sample.
+    public var measuredItems: Int { sampled.items }
+
+    /// The bytes the items take: exact when every item was measured, else the sample's sums
+    /// scaled to all items (`isEstimated`).
+    public var usage: QueueUsage {
+        let sample = sampled
+        guard sample.items < items, sample.items > 0 else { return QueueUsage(items: items, payloadBytes: sample.payloadBytes, diskBytes: sample.diskBytes) }
+        let scale = Double(items) / Double(sample.items)
+        return QueueUsage(
+            items: items, payloadBytes: Int64((Double(sample.payloadBytes) * scale).rounded()),
+            diskBytes: Int64((Double(sample.diskBytes) * scale).rounded()))
+    }
+
+    /// Whether the bytes are estimated from a sample.
+    public var isEstimated: Bool { sampled.items < items }
+
+    private var sampled: QueueUsage {
+        var sum = QueueUsage()
+        for (index, usage) in measuredByClass.enumerated() where index % (1 << level) == 0 { sum += usage }
+        return sum
+    }
+
+    fileprivate func measures(_ hashClass: Int) -> Bool { hashClass % (1 << level) == 0 }
+
+    /// Past the budget: measure half as many from here on (and drop the classes no longer kept).
+    fileprivate mutating func keepWithin(_ measure: Measure) {
+        guard case .sample(let budget) = measure else { return }
+        while level < 6, sampled.items > budget { level += 1 }
+    }
+
+    public init() {}
+}
+
+/// A state folder as a census reads it, apart from the spool so it can run on another thread.
+public struct FolderReading: Sendable {
+    let fs: any FileSystem
+    let fd: FileDescriptor
+    let folder: SpoolFolder
+
+    /// Reads the folder once. `excluding`: ids left out (the items a daemon holds in memory);
+    /// `now`: the time `shape` counts ages at; `keepsCreationMinutes`: fill `ages`.
+    public func census(
+        measure: FolderCensus.Measure = .all, excluding: Set<ItemID> = [], now: Timestamp? = nil, keepsCreationMinutes: Bool = false
+    ) throws -> FolderCensus {
+        var census = FolderCensus()
+        var excludedHashes = Set<UInt64>()
+        for id in excluding {
+            var text = id.rawValue
+            excludedHashes.insert(text.withUTF8 { FolderReading.hash(UnsafeRawBufferPointer($0)) })
+        }
+        var oldest: [UInt8] = []
+        var name = [UInt8]()
+        try fs.forEachEntry(fd) { entry, _ in
+            guard let shape = ItemFileName.shape(of: entry) else {
+                if entry.first != UInt8(ascii: ".") {
+                    census.strayCount += 1
+                    if census.strays.count < 16 { census.strays.append("\(folder.rawValue)/\(String(decoding: entry, as: UTF8.self))") }
+                }
+                return true
+            }
+            let idBytes = UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])
+            var jsonStatus: FileStatus?
+            // The entry's bytes, to stat it or its sibling: copied only when needed.
+            func copyName() {
+                name.removeAll(keepingCapacity: true)
+                name.append(contentsOf: entry)
+            }
+            if shape.kind == .blob {
+                // A blob is an item of its own only as a direct upload: in inflight/, without a json.
+                guard folder == .inflight else { return true }
+                copyName()
+                name.replaceSubrange((name.count - 4)..., with: "json".utf8)
+                if (try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd)) != nil { return true }
+                name.replaceSubrange((name.count - 4)..., with: "blob".utf8)
+            }
+            let hash = FolderReading.hash(idBytes)
+            if !excludedHashes.isEmpty, excludedHashes.contains(hash),
+               let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
+                return true
+            }
+            census.items += 1
+            let createdAt = ItemID.createdAt(idBytes)
+            if keepsCreationMinutes, let createdAt { census.ages.add(createdAt) }
+            if let now { census.shape.add(ageSeconds: createdAt.map { $0.seconds(until: now) } ?? 0) }
+            if oldest.isEmpty || FolderReading.compare(idBytes, oldest) < 0 {
+                oldest.removeAll(keepingCapacity: true)
+                oldest.append(contentsOf: idBytes)
+            }
+            if folder == .pending, shape.kind == .json {
+                var due = createdAt
+                if shape.attempt > 0 {
+                    copyName()
+                    jsonStatus = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd)
+                    due = jsonStatus.map { Timestamp(millisecondsSinceEpoch: $0.modifiedMilliseconds) } ?? due
+                }
+                if let due, census.nextDue.map({ due < $0 }) ?? true { census.nextDue = due }
+            }
+            let hashClass = Int(hash % UInt64(FolderCensus.classes))
+            guard census.measures(hashClass) else { return true }
+            var usage = QueueUsage(items: 1)
+            if jsonStatus == nil, shape.kind == .json { copyName() }
+            if shape.kind == .json {
+                if jsonStatus == nil { jsonStatus = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd) }
+                usage.diskBytes += jsonStatus?.allocatedBytes ?? 0
+                name.replaceSubrange((name.count - 4)..., with: "blob".utf8)
+            }
+            if let blob = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd) {
+                usage.payloadBytes = blob.size
+                usage.diskBytes += blob.allocatedBytes
+            }
+            census.measuredByClass[hashClass] += usage
+            census.keepWithin(measure)
+            return true
+        }
+        census.oldest = oldest.isEmpty ? nil : ItemID(String(decoding: oldest, as: UTF8.self))
+        return census
+    }
+
+    /// FNV-1a over an id's bytes: cheap per name; an exclusion is confirmed by the id itself.
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
+
+    static func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {
+        b.withUnsafeBytes { b in
+            let n = min(a.count, b.count)
+            let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
+            return c != 0 ? c : Int32(a.count) - Int32(b.count)
+        }
+    }
+}
+
+extension Spool {
+    /// A state folder for a census, on this thread or another.
+    public func reading(_ folder: SpoolFolder) -> FolderReading { FolderReading(fs: fs, fd: descriptor(folder), folder: folder) }
+}

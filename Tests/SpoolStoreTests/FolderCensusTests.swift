@@ -1,0 +1,99 @@
+import Glibc
+import SpoolCore
+import SpoolStore
+import SpoolTestSupport
+import XCTest
+
+/// A state folder read name by name for `spoold status` and the daemon's count of its queue:
+/// counts, ages and the oldest from the names; bytes from a stat of both files of each item, or,
+/// past a budget, of a sample whose sums are scaled up.
+final class FolderCensusTests: StoreTestCase {
+    private let now = Timestamp(millisecondsSinceEpoch: 1_795_000_000_000)
+
+    /// `count` items one second apart, the newest 60.5 s old, payloads of 1 to 200 bytes.
+    private func writeItems(_ count: Int, in folder: SpoolFolder = .pending) throws -> [ItemID] {
+        var generator = ItemIDGenerator(processTag: 0x5eed)
+        var ids: [ItemID] = []
+        for n in 0..<count {
+            let at = now.adding(seconds: -60.5 - Double(count - 1 - n))
+            let id = generator.next(at: at, originalName: "f\(n).dat")
+            let metadata = ItemMetadata(id: id, originalName: "f\(n).dat", size: Int64(n % 200 + 1), contentType: "application/octet-stream", createdAt: at)
+            try temp.writeItem(metadata, payload: [UInt8](repeating: 1, count: n % 200 + 1), in: folder)
+            ids.append(id)
+        }
+        return ids
+    }
+
+    private func truth(_ folder: SpoolFolder) -> (payload: Int64, disk: Int64) {
+        var payload: Int64 = 0, disk: Int64 = 0
+        for name in temp.names(in: folder) where ItemFileName(parsing: name) != nil {
+            var status = stat()
+            XCTAssertEqual(stat(temp.path(folder, name), &status), 0)
+            disk += Int64(status.st_blocks) * 512
+            if name.hasSuffix(".blob") { payload += Int64(status.st_size) }
+        }
+        return (payload, disk)
+    }
+
+    func testAll_countsEveryItemExactly_fromNamesAndTwoStatsEach() throws {
+        let ids = try writeItems(300)
+        _ = try temp.write([1], to: "notes.txt", in: .pending)
+        let census = try spool.reading(.pending).census(measure: .all, now: now)
+        XCTAssertEqual(census.items, 300)
+        XCTAssertFalse(census.isEstimated)
+        XCTAssertEqual(census.measuredItems, 300)
+        let (payload, disk) = truth(.pending)
+        XCTAssertEqual(census.usage.payloadBytes, payload)
+        XCTAssertEqual(census.usage.diskBytes, disk, "both files' blocks")
+        XCTAssertEqual(census.oldest, ids.first)
+        XCTAssertEqual(census.nextDue, ids.first?.createdAt, "an untried item is due from its creation")
+        XCTAssertEqual(census.shape.total, 300)
+        XCTAssertEqual(census.shape.counts[QueueAgeShape.bucket(forAgeSeconds: 90)], 60, "1-2 min: the newest 60, by age from the id")
+        XCTAssertEqual(census.strayCount, 1)
+        XCTAssertEqual(census.strays, ["pending/notes.txt"])
+    }
+
+    /// Past the budget only a sample is stat'ed (a fixed share of the ids, halved as needed), and
+    /// the sums are scaled up; the counts stay exact.
+    func testSample_statsAtMostTheBudget_andEstimatesTheRest() throws {
+        _ = try writeItems(2_500)
+        let fs = RecordingFileSystem()
+        let recorded = try temp.open(fs: fs)
+        let census = try recorded.reading(.pending).census(measure: .sample(budget: 300), now: now)
+        XCTAssertEqual(census.items, 2_500)
+        XCTAssertTrue(census.isEstimated)
+        XCTAssertLessThanOrEqual(census.measuredItems, 300)
+        XCTAssertGreaterThan(census.measuredItems, 40)
+        let stats = fs.calls(.fstatat).count
+        XCTAssertLessThan(stats, 2_500, "fewer than one stat an item (both files of every item: 5,000)")
+        let (payload, disk) = truth(.pending)
+        XCTAssertEqual(Double(census.usage.payloadBytes), Double(payload), accuracy: Double(payload) * 0.25)
+        XCTAssertEqual(Double(census.usage.diskBytes), Double(disk), accuracy: Double(disk) * 0.05, "every item takes 2 blocks here")
+        XCTAssertEqual(census.shape.total, 2_500)
+    }
+
+    /// In inflight/ a blob without a json is a direct upload under way: an item; a tried pending
+    /// item is due at its json's mtime; ids in memory are left out.
+    func testLoneBlobInFlight_isAnItem_triedItemsAreDueAtTheirMtime_andExclusions() throws {
+        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - 600_000)
+        let direct = maker.id("direct.bin")
+        _ = try temp.write([1, 2, 3], to: ItemFileName(id: direct, attempt: 1, kind: .blob).description, in: .inflight)
+        let inflight = try XCTUnwrap(SpoolSummary.load(spool, now: now, sampleBudget: nil).states[.inflight])
+        XCTAssertEqual(inflight.count, 1)
+        XCTAssertEqual(inflight.bytes, 3)
+        XCTAssertEqual(inflight.oldest, direct)
+
+        var tried = maker.metadata("tried.bin")
+        tried.size = 1
+        let due = now.adding(seconds: 3600)
+        try temp.writeItem(tried, payload: [9], attempt: 2, mtime: due)
+        var other = maker.metadata("other.bin")
+        other.size = 1
+        try temp.writeItem(other, payload: [9])
+        let census = try spool.reading(.pending).census(now: now)
+        XCTAssertEqual(census.nextDue, ItemID(other.id)?.createdAt, "the untried one comes first")
+        let alone = try spool.reading(.pending).census(excluding: [try XCTUnwrap(ItemID(other.id))], now: now)
+        XCTAssertEqual(alone.items, 1)
+        XCTAssertEqual(alone.nextDue, due, "the tried one, at its next-attempt time")
+    }
+}
