@@ -22,8 +22,8 @@ public struct CommandContext: Sendable {
     }
 
     /// Writes to standard output (results: ids, tables, json).
-    public func print(_ text: String) {
-        FileDescriptor.standardOutput.write(text + "\n")
+    public func print(_ text: String, terminator: String = "\n") {
+        FileDescriptor.standardOutput.write(text + terminator)
     }
 
     /// Writes to standard error (problems, with the program name), one line whatever the text

@@ -5,6 +5,9 @@ import SpoolSystem
 /// `check`): one pass over each folder, one fstatat per file (per wanted file, for commands that
 /// name ids). Safe while a daemon runs: a file that vanishes between readdir and stat is simply
 /// skipped. `status` has its own cheaper `SpoolSummary`.
+///
+/// `load` holds every item; `forEachBatch` hands them over a batch at a time, so a command over a
+/// folder of a million items holds a thousand, whatever the spool holds.
 public struct SpoolInventory {
     public struct Item: Sendable {
         public var id: ItemID
@@ -69,5 +72,65 @@ public struct SpoolInventory {
             throw SpoolError.ambiguousItem(text, matches.count)
         }
         return matches[0]
+    }
+
+    /// The items of `states` (in that order), read name by name and handed to `body` in batches
+    /// of at most `batchSize`, each sorted by state and id: a folder of a million items costs a
+    /// batch of memory, and the first batch comes at once. Items are in the folders' order
+    /// across batches (a batch holds the next items read, not the next ids), so output of a
+    /// folder larger than a batch is sorted batch by batch. An item is its json; a blob whose
+    /// json is not beside it is an item too (a direct upload in inflight/, or damage `check`
+    /// names). `wanted` picks items by their id's bytes before any string or stat is made (the
+    /// ids a command names). `body` may move the items it gets (`retry`, `purge`): a name
+    /// moved out of a folder while it is read is not read again.
+    public static func forEachBatch(
+        _ spool: Spool, states: [ItemState] = ItemState.allCases, batchSize: Int = 1000,
+        wanted: ((UnsafeRawBufferPointer) -> Bool)? = nil, _ body: ([Item]) throws -> Void
+    ) throws {
+        var batch: [Item] = []
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            let order = Dictionary(uniqueKeysWithValues: states.enumerated().map { ($1, $0) })
+            batch.sort { a, b in
+                a.location.state != b.location.state ? order[a.location.state, default: 0] < order[b.location.state, default: 0] : a.id < b.id
+            }
+            for i in batch.indices { describe(&batch[i], in: spool) }
+            let full = batch
+            batch.removeAll(keepingCapacity: true)
+            try body(full)
+        }
+        for state in states {
+            let folder = SpoolFolder(state)
+            let fd = spool.descriptor(folder)
+            try spool.fs.forEachEntry(fd) { entry, type in
+                guard let shape = ItemFileName.shape(of: entry), type == .regular || type == .unknown else { return true }
+                let idBytes = UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])
+                if let wanted, !wanted(idBytes) { return true }
+                guard let id = ItemID(String(decoding: idBytes, as: UTF8.self)) else { return true }
+                let location = ItemLocation(state, attempt: shape.attempt)
+                if shape.kind == .blob {
+                    // Its json's entry makes the item; alone, the blob does.
+                    let json = ItemFileName(id: id, attempt: shape.attempt, kind: .json).description
+                    if (try? spool.fs.status(of: json, in: fd)) != nil { return true }
+                }
+                batch.append(Item(id: id, location: location, hasJSON: shape.kind == .json))
+                if batch.count >= batchSize { try flush() }
+                return true
+            }
+        }
+        try flush()
+    }
+
+    /// Fills in an item's blob size and json mtime (a stat each); a file gone meanwhile stays nil.
+    private static func describe(_ item: inout Item, in spool: Spool) {
+        let fd = spool.descriptor(SpoolFolder(item.location.state))
+        let blob = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .blob).description
+        if let status = try? spool.fs.status(of: blob, in: fd), status.type == .regular { item.blobSize = status.size }
+        if item.hasJSON {
+            let json = ItemFileName(id: item.id, attempt: item.location.attempt, kind: .json).description
+            if let status = try? spool.fs.status(of: json, in: fd) {
+                item.jsonModified = Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds)
+            }
+        }
     }
 }

@@ -58,6 +58,7 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     private let real = PosixFileSystem()
     private let lock = NSLock()
     private var log: [Call] = []
+    private var entries = 0
     private var faults: [Fault] = []
     private var holds: [(operation: Operation, gate: DispatchSemaphore, entered: DispatchSemaphore?, matching: @Sendable (Call) -> Bool)] = []
     private var opened: [Int32: Opened] = [:]
@@ -252,6 +253,22 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public func list(_ directory: FileDescriptor) throws -> [DirectoryEntry] {
         try perform(callOn(.list, directory)) { try real.list(directory) }
     }
+
+    /// Recorded as a `list`; the names are counted as they are read (`entriesRead`), so a test
+    /// can see how much of a folder a caller had read when it did something.
+    public func forEachEntry(
+        _ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool
+    ) throws {
+        try perform(callOn(.list, directory)) {
+            try real.forEachEntry(directory) { name, type in
+                lock.withLock { entries += 1 }
+                return try body(name, type)
+            }
+        }
+    }
+
+    /// Names read so far by `forEachEntry`, in all folders.
+    public var entriesRead: Int { lock.withLock { entries } }
 
     public func setModificationTime(_ fd: FileDescriptor, milliseconds: Int64) throws {
         try perform(callOn(.setModificationTime, fd)) { try real.setModificationTime(fd, milliseconds: milliseconds) }
