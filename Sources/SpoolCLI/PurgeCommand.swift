@@ -42,13 +42,22 @@ struct PurgeCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
-        let inventory = try SpoolInventory.load(
-            spool, states: failed ? [.failed] : ItemState.allCases, wanted: failed ? nil : SpoolInventory.matchingAny(of: ids))
+        if failed {
+            return try ItemSelection.forEachFailedBatch(in: spool) { selection in
+                try purge(&selection, spool: spool, context: context)
+            }
+        }
+        let inventory = try SpoolInventory.load(spool, states: ItemState.allCases, wanted: SpoolInventory.matchingAny(of: ids))
         let daemon = SpoolLock.holder(of: spool)
-        var selection = ItemSelection(ids: ids, allFailed: failed, in: inventory, context: context) { item in
+        var selection = ItemSelection(ids: ids, in: inventory, context: context) { item in
             guard item.location.state == .inflight, let pid = daemon else { return nil }
             return "\(item.id) is being uploaded by spoold (pid \(pid)); stop it first"
         }
+        return try purge(&selection, spool: spool, context: context)
+    }
+
+    /// Purges the selected items in one commit, their multipart uploads' aborts owed first.
+    private func purge(_ selection: inout ItemSelection, spool: Spool, context: CommandContext) throws -> ExitCode {
         let now = context.clock.now()
         let transitions = selection.items.map {
             SpoolTransition(ItemLifecycle(location: $0.location, notBefore: now).purge().record(for: $0.id))

@@ -30,12 +30,21 @@ struct RetryCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
+        if all {
+            return try ItemSelection.forEachFailedBatch(in: spool) { selection in
+                try retry(&selection, spool: spool, context: context)
+            }
+        }
         let inventory = try SpoolInventory.load(
-            spool, states: all ? [.failed] : [.failed, .pending, .inflight, .done],
-            wanted: all ? nil : SpoolInventory.matchingAny(of: ids))
-        var selection = ItemSelection(ids: ids, allFailed: all, in: inventory, context: context) { item in
+            spool, states: [.failed, .pending, .inflight, .done], wanted: SpoolInventory.matchingAny(of: ids))
+        var selection = ItemSelection(ids: ids, in: inventory, context: context) { item in
             item.location.state == .failed ? nil : "\(item.id) is in \(item.location.state.rawValue)/, not failed/; left as it is"
         }
+        return try retry(&selection, spool: spool, context: context)
+    }
+
+    /// Moves the selected items back to pending/ in one commit.
+    private func retry(_ selection: inout ItemSelection, spool: Spool, context: CommandContext) throws -> ExitCode {
         let now = context.clock.now()
         var transitions: [SpoolTransition] = []
         for item in selection.items {

@@ -1,3 +1,4 @@
+import Glibc
 import SpoolCore
 import SpoolSystem
 
@@ -22,10 +23,30 @@ public struct SpoolInventory {
     /// Names in state folders that are not item files.
     public var strays: [String]
 
+    /// Ids an operator named: full ids or prefixes, matched on a name's bytes before any string
+    /// is made of it (a folder of a million names costs no memory).
+    public struct Matching: Sendable {
+        public var texts: [String]
+        public init(anyOf texts: [String]) { self.texts = texts }
+
+        public func matches(_ id: UnsafeRawBufferPointer) -> Bool {
+            texts.contains { text in
+                var text = text
+                return text.withUTF8 { prefix in
+                    prefix.count <= id.count && (prefix.isEmpty || memcmp(prefix.baseAddress!, id.baseAddress!, prefix.count) == 0)
+                }
+            }
+        }
+    }
+
+    /// For `load(wanted:)`: the items `find` could return for any of `texts` (full ids or prefixes).
+    public static func matchingAny(of texts: [String]) -> Matching { Matching(anyOf: texts) }
+
     /// - Parameter wanted: when given, only the files of items whose id it accepts are stat'ed and
-    ///   listed, so a command that names a few ids costs one readdir per folder, not a stat per file.
+    ///   listed, so a command that names a few ids costs one read of each folder's names (no
+    ///   list of them kept), not a stat per file.
     public static func load(
-        _ spool: Spool, states: [ItemState] = ItemState.allCases, wanted: ((ItemID) -> Bool)? = nil
+        _ spool: Spool, states: [ItemState] = ItemState.allCases, wanted: Matching? = nil
     ) throws -> SpoolInventory {
         var items: [Item] = []
         var strays: [String] = []
@@ -33,14 +54,16 @@ public struct SpoolInventory {
             let folder = SpoolFolder(state)
             let fd = spool.descriptor(folder)
             var byID: [ItemID: Item] = [:]
-            for entry in try spool.list(folder) {
-                guard let name = ItemFileName(parsing: entry.name) else {
-                    if !entry.name.hasPrefix(".") { strays.append("\(folder.rawValue)/\(entry.name)") }
-                    continue
+            try spool.fs.forEachEntry(fd) { entry, _ in
+                guard let shape = ItemFileName.shape(of: entry) else {
+                    if entry.first != UInt8(ascii: ".") { strays.append("\(folder.rawValue)/\(String(decoding: entry, as: UTF8.self))") }
+                    return true
                 }
-                if let wanted, !wanted(name.id) { continue }
+                if let wanted, !wanted.matches(UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])) { return true }
+                let entryName = String(decoding: entry, as: UTF8.self)
+                guard let name = ItemFileName(parsing: entryName) else { return true }
                 // A folder named like an item file is no item (recovery sets it aside; `check` says so).
-                guard let status = try? spool.fs.status(of: entry.name, in: fd), status.type == .regular else { continue }
+                guard let status = try? spool.fs.status(of: entryName, in: fd), status.type == .regular else { return true }
                 var item = byID[name.id] ?? Item(
                     id: name.id, location: ItemLocation(state, attempt: name.attempt), hasJSON: false)
                 switch name.kind {
@@ -52,15 +75,11 @@ public struct SpoolInventory {
                     item.blobSize = status.size
                 }
                 byID[name.id] = item
+                return true
             }
             items += byID.values.sorted { $0.id < $1.id }
         }
         return SpoolInventory(items: items, strays: strays)
-    }
-
-    /// For `load(wanted:)`: the items `find` could return for any of `texts` (full ids or prefixes).
-    public static func matchingAny(of texts: [String]) -> (ItemID) -> Bool {
-        { id in texts.contains { id.rawValue.hasPrefix($0) } }
     }
 
     /// Finds an item by full id or unique prefix.
@@ -109,9 +128,12 @@ public struct SpoolInventory {
                 guard let id = ItemID(String(decoding: idBytes, as: UTF8.self)) else { return true }
                 let location = ItemLocation(state, attempt: shape.attempt)
                 if shape.kind == .blob {
-                    // Its json's entry makes the item; alone, the blob does.
+                    // Its json's entry makes the item; alone, the blob does. A name read before its
+                    // item was moved (`body` retried it) is gone: no item.
                     let json = ItemFileName(id: id, attempt: shape.attempt, kind: .json).description
                     if (try? spool.fs.status(of: json, in: fd)) != nil { return true }
+                    let blob = ItemFileName(id: id, attempt: shape.attempt, kind: .blob).description
+                    guard let status = try? spool.fs.status(of: blob, in: fd), status.type == .regular else { return true }
                 }
                 batch.append(Item(id: id, location: location, hasJSON: shape.kind == .json))
                 if batch.count >= batchSize { try flush() }
