@@ -1,9 +1,11 @@
 import ArgumentKit
+import Dispatch
 import Foundation
 import SpoolCore
 import SpoolEngine
 import SpoolStore
 import SpoolSystem
+import Synchronization
 
 /// `spoold check [--repair]`: verifies the spool against the index and reports what start-up
 /// recovery would do, plus damage recovery leaves to the daemon or the operator.
@@ -24,6 +26,10 @@ struct CheckCommand: SpooldCommand {
         names in the state folders that are not items aside in corrupt/ (a daemon leaves them
         alone), then checks again. Malformed items are left for the daemon, which parks them in
         failed/ with the reason when it tries them.
+        check reads the spool as a whole recovery does, a slice of ids (about 80,000 files) at a
+        time, then every item's json a thousand at a time: its memory stays the same however
+        large the spool (a million items: 40 s and 52 MiB here). On a terminal it shows how far
+        it is on stderr.
         Exit codes: 0 clean, 1 problems found (after --repair: problems left), 2 usage error,
         3 the spool could not be read or repaired, 4 --repair while a daemon works on the spool.
         """,
@@ -93,11 +99,11 @@ struct CheckCommand: SpooldCommand {
             if outcome.requeued > 0 { repaired.append("\(outcome.requeued) interrupted upload(s) returned to pending/ (attempts kept)") }
             if outcome.failed > 0 { repaired.append("\(outcome.failed) interrupted upload(s) had used up their attempts: moved to failed/") }
             repaired += try Self.setStraysAside(in: spool, now: context.clock.now())
-            let problems = try Self.problems(in: spool, daemonRuns: false)
+            let problems = try Self.problems(in: spool, daemonRuns: false, progress: CheckProgress.onTerminal())
             withExtendedLifetime(lock) {}
             return report(spool, problems: problems, repaired: repaired, context: context)
         }
-        let problems = try Self.problems(in: spool, daemonRuns: SpoolLock.holder(of: spool) != nil)
+        let problems = try Self.problems(in: spool, daemonRuns: SpoolLock.holder(of: spool) != nil, progress: CheckProgress.onTerminal())
         return report(spool, problems: problems, repaired: nil, context: context)
     }
 
@@ -106,7 +112,7 @@ struct CheckCommand: SpooldCommand {
     /// meanwhile is a lost race, not an error.
     static func setStraysAside(in spool: Spool, now: Timestamp) throws -> [String] {
         var notes: [String] = []
-        for stray in try SpoolInventory.load(spool).strays {
+        for stray in try SpoolInventory.strays(in: spool) {
             guard let slash = stray.firstIndex(of: "/"), let folder = SpoolFolder(rawValue: String(stray[..<slash])) else { continue }
             let name = String(stray[stray.index(after: slash)...])
             do {
@@ -119,48 +125,61 @@ struct CheckCommand: SpooldCommand {
         return notes
     }
 
-    /// Everything wrong with the spool as it is now; changes nothing.
-    static func problems(in spool: Spool, daemonRuns: Bool) throws -> [Problem] {
-        var problems: [Problem] = []
-        let inspection = try SpoolRecovery.inspect(spool: spool)
-        switch inspection.indexDamage {
-        case .none: break
-        case .tornTail(_, let length):
-            problems.append(Problem(kind: "index", message: "index.wal ends in \(length) byte(s) of torn tail; recovery cuts them"))
-        case .corruptMiddle(let offset):
-            problems.append(Problem(
-                kind: "index",
-                message: "index.wal is damaged at byte \(offset); recovery keeps it aside and rebuilds from the folders"))
-        }
-        if !inspection.indexIsRegularFile {
-            problems.append(Problem(
-                kind: "index",
-                message: "index.wal is not a regular file; recovery sets it aside as index.wal.corrupt-<time> and rebuilds from the folders"))
-        }
-        for name in inspection.notRegular {
-            problems.append(Problem(
-                kind: "corrupt",
-                message: "\(name) is not a regular file; recovery sets it aside in \(SpoolFolder.corruptFolderName)/"))
-        }
-        // A running daemon's direct uploads are lone blobs in inflight/ (`.a1`, no json yet).
-        let directUploads: Set<String> = daemonRuns ? Set(inspection.plan.repairs.compactMap {
-            if case .recreateMetadata(let id, let location) = $0, location == ItemLocation(.inflight, attempt: 1) { "\(id):" } else { nil }
-        }) : []
-        for note in inspection.plan.notes where !directUploads.contains(where: { note.hasPrefix($0) }) {
-            problems.append(Problem(kind: "recovery", message: note))
-        }
-        // A running daemon's spare jsons and backlog runs are its own, in use.
-        for name in inspection.tmpStrays
-        where !(daemonRuns && (Spool.isSpareJSON(String(name.dropFirst(4))) || Spool.isBacklogRun(String(name.dropFirst(4))))) {
-            problems.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it"))
-        }
-        if !daemonRuns {
-            for (id, location) in inspection.interrupted.sorted(by: { $0.key < $1.key }) {
-                problems.append(Problem(
-                    kind: "inflight",
-                    message: "\(id) is in inflight/ (attempt \(location.attempt)) but no daemon runs; recovery returns it to pending/"))
+    /// Everything wrong with the spool as it is now; changes nothing. Read as a whole recovery
+    /// reads it, a slice of ids at a time, then every item's json a batch at a time (two at once):
+    /// memory holds a slice or a batch, not the spool. The problems are kept by kind and told in
+    /// the same order whatever the slices.
+    static func problems(in spool: Spool, daemonRuns: Bool, progress: CheckProgress? = nil) throws -> [Problem] {
+        var index: [Problem] = []
+        var corrupt: [Problem] = []
+        var recovery: [Problem] = []
+        var staging: [Problem] = []
+        var interrupted: [Problem] = []
+        var first = true
+        try SpoolRecovery.inspect(spool: spool, progress: { progress?.show("reading the folders, slice \($0 + 1) of \($1)") }) { inspection in
+            if first {
+                first = false
+                switch inspection.indexDamage {
+                case .none: break
+                case .tornTail(_, let length):
+                    index.append(Problem(kind: "index", message: "index.wal ends in \(length) byte(s) of torn tail; recovery cuts them"))
+                case .corruptMiddle(let offset):
+                    index.append(Problem(
+                        kind: "index",
+                        message: "index.wal is damaged at byte \(offset); recovery keeps it aside and rebuilds from the folders"))
+                }
+                if !inspection.indexIsRegularFile {
+                    index.append(Problem(
+                        kind: "index",
+                        message: "index.wal is not a regular file; recovery sets it aside as index.wal.corrupt-<time> and rebuilds from the folders"))
+                }
+            }
+            for name in inspection.notRegular {
+                corrupt.append(Problem(
+                    kind: "corrupt",
+                    message: "\(name) is not a regular file; recovery sets it aside in \(SpoolFolder.corruptFolderName)/"))
+            }
+            // A running daemon's direct uploads are lone blobs in inflight/ (`.a1`, no json yet).
+            let directUploads: Set<String> = daemonRuns ? Set(inspection.plan.repairs.compactMap {
+                if case .recreateMetadata(let id, let location) = $0, location == ItemLocation(.inflight, attempt: 1) { "\(id):" } else { nil }
+            }) : []
+            for note in inspection.plan.notes where !directUploads.contains(where: { note.hasPrefix($0) }) {
+                recovery.append(Problem(kind: "recovery", message: note))
+            }
+            // A running daemon's spare jsons and backlog runs are its own, in use.
+            for name in inspection.tmpStrays
+            where !(daemonRuns && (Spool.isSpareJSON(String(name.dropFirst(4))) || Spool.isBacklogRun(String(name.dropFirst(4))))) {
+                staging.append(Problem(kind: "recovery", message: "\(name) is not ours to keep; recovery removes it"))
+            }
+            if !daemonRuns {
+                for (id, location) in inspection.interrupted.sorted(by: { $0.key < $1.key }) {
+                    interrupted.append(Problem(
+                        kind: "inflight",
+                        message: "\(id) is in inflight/ (attempt \(location.attempt)) but no daemon runs; recovery returns it to pending/"))
+                }
             }
         }
+        var problems = index + corrupt + recovery + staging + interrupted
         let abortLog = spool.partLogs.aborts.scan()
         for abort in abortLog.owed {
             problems.append(Problem(
@@ -174,28 +193,51 @@ struct CheckCommand: SpooldCommand {
                 message: "parts/\(AbortLog.fileName) has \(abortLog.damagedLines) damaged line(s): an abort recorded there may be lost (read the file; a lifecycle rule removes such uploads)",
                 fix: .byHand))
         }
-        let inventory = try SpoolInventory.load(spool)
-        for stray in inventory.strays {
+        for stray in try SpoolInventory.strays(in: spool) {
             problems.append(Problem(
                 kind: "stray",
                 message: "\(stray) is not an item file (<id>.a<N>.json/.blob); the daemon leaves it alone, --repair sets it aside in \(SpoolFolder.corruptFolderName)/"))
         }
-        for item in inventory.items where item.hasJSON {
-            let where_ = "\(SpoolFolder(item.location.state).rawValue)/\(item.id).a\(item.location.attempt).json"
-            let metadata: ItemMetadata
-            do {
-                metadata = try spool.readMetadata(item.id, at: item.location)
-            } catch {
-                problems.append(Problem(kind: "json", message: "\(where_) cannot be read: \(error)"))
-                continue
+        var itemsRead = 0
+        try SpoolInventory.forEachBatch(spool, loneBlobs: false) { batch in
+            let items = batch.filter(\.hasJSON)
+            let readers = Dictionary(uniqueKeysWithValues: ItemState.allCases.map { ($0, spool.reading(SpoolFolder($0))) })
+            // The jsons of a batch on two threads: reading them is most of check's time.
+            let found = Mutex<[Int: [Problem]]>([:])
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                var local: [Int: [Problem]] = [:]
+                for i in stride(from: part, to: items.count, by: 2) {
+                    let itemProblems = jsonProblems(of: items[i], reader: readers[items[i].location.state]!)
+                    if !itemProblems.isEmpty { local[i] = itemProblems }
+                }
+                found.withLock { $0.merge(local) { a, _ in a } }
             }
-            if metadata.id != item.id.rawValue {
-                problems.append(Problem(kind: "json", message: "\(where_) names another item (\(metadata.id))"))
-            }
-            if let size = item.blobSize, size != metadata.size {
-                problems.append(Problem(
-                    kind: "size", message: "\(item.id): the blob has \(size) B but the .json says \(metadata.size) B"))
-            }
+            let byItem = found.withLock { $0 }
+            for i in byItem.keys.sorted() { problems += byItem[i]! }
+            itemsRead += batch.count
+            progress?.show("reading the items' jsons, \(itemsRead) read")
+        }
+        progress?.done()
+        return problems
+    }
+
+    /// What is wrong with one item's json: unreadable, naming another item, or saying another size
+    /// than its blob has.
+    static func jsonProblems(of item: SpoolInventory.Item, reader: FolderReading) -> [Problem] {
+        let where_ = "\(SpoolFolder(item.location.state).rawValue)/\(item.id).a\(item.location.attempt).json"
+        let metadata: ItemMetadata
+        do {
+            metadata = try reader.readMetadata(item.id, attempt: item.location.attempt)
+        } catch {
+            return [Problem(kind: "json", message: "\(where_) cannot be read: \(error)")]
+        }
+        var problems: [Problem] = []
+        if metadata.id != item.id.rawValue {
+            problems.append(Problem(kind: "json", message: "\(where_) names another item (\(metadata.id))"))
+        }
+        if let size = item.blobSize, size != metadata.size {
+            problems.append(Problem(
+                kind: "size", message: "\(item.id): the blob has \(size) B but the .json says \(metadata.size) B"))
         }
         return problems
     }
@@ -238,5 +280,29 @@ struct CheckCommand: SpooldCommand {
             }
         }
         return problems.isEmpty ? .success : .partial
+    }
+}
+
+/// `spoold check`'s progress on a terminal: one line on stderr, redrawn in place at most four
+/// times a second, cleared at the end; nothing when stderr is not a terminal (a pipe, a file).
+final class CheckProgress {
+    private var lastDrawn = 0.0
+    private var drawn = false
+
+    /// A progress line when stderr is a terminal, else nil.
+    static func onTerminal() -> CheckProgress? { isatty(2) == 1 ? CheckProgress() : nil }
+
+    func show(_ text: String) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let seconds = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        guard !drawn || seconds - lastDrawn >= DrainProgress.minimumRedrawSeconds else { return }
+        (lastDrawn, drawn) = (seconds, true)
+        FileDescriptor.standardError.write(DrainProgress.redrawPrefix + "check: " + text)
+    }
+
+    func done() {
+        if drawn { FileDescriptor.standardError.write(DrainProgress.redrawPrefix) }
+        drawn = false
     }
 }

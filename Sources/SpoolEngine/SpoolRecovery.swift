@@ -7,7 +7,8 @@ import SpoolSystem
 public enum SpoolRecovery {
     /// How much of the spool recovery reads.
     public enum Scope: Sendable {
-        /// Every folder, every item (`spoold check --repair`).
+        /// Every folder, every item (`spoold check --repair`, a damaged index), a slice of ids at a
+        /// time (`SpoolScanner.slices`).
         case whole
         /// What a stop may have left under way: inflight/, tmp/, and the items those hold or the
         /// index names (a daemon's start: its cost does not grow with the queue; the daemon's
@@ -17,8 +18,10 @@ public enum SpoolRecovery {
 
     /// What recovery did and what it left queued.
     public struct Outcome {
-        /// The items now in pending/ that recovery read (all of them with `Scope.whole`; with
-        /// `.inFlight` those it repaired or returned), with their next-attempt times.
+        /// Items now in pending/ that recovery read, with their next-attempt times: with
+        /// `.inFlight` those it read (under way, or named by the index); with `.whole` those it
+        /// repaired, returned or the index named, not every item (the passes over pending/ read
+        /// the rest, so memory holds no list of the spool).
         public var queued: [ItemID: ItemLifecycle] = [:]
         /// Items whose files were repaired (one note each).
         public var repaired = 0
@@ -52,14 +55,18 @@ public enum SpoolRecovery {
     /// pending/ (count kept, the attempt recorded as `interrupted`) or failed/ (a budget used up),
     /// and compacts the index. Idempotent: a crash anywhere in here is just another crash, planned
     /// again from the files at the next start.
-    public static func run(spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope = .whole) throws -> Outcome {
+    public static func run(
+        spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope = .whole, filesPerSlice: Int = filesPerSlice
+    ) throws -> Outcome {
         // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
         // an add: its files are not orphans. Wait for it, and keep the next one out until done.
-        try spool.excludingStagers { try runExcludingStagers(spool: spool, policy: policy, now: now, log: log, scope: scope) }
+        try spool.excludingStagers {
+            try runExcludingStagers(spool: spool, policy: policy, now: now, log: log, scope: scope, filesPerSlice: filesPerSlice)
+        }
     }
 
     private static func runExcludingStagers(
-        spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope
+        spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope, filesPerSlice: Int
     ) throws -> Outcome {
         let opened = try spool.index.openAndRecover(now: now)
         if let aside = opened.report.notAFileSetAsideAs {
@@ -74,21 +81,47 @@ public enum SpoolRecovery {
         // An index that was damaged or not a file vouches for nothing: the folders are read whole.
         var scope = scope
         if opened.report.setAsideAs != nil || opened.report.notAFileSetAsideAs != nil { scope = .whole }
-        let files = switch scope {
-        case .whole: try SpoolScanner.itemFiles(in: spool, log: log, now: now)
-        case .inFlight: try SpoolScanner.inFlightItemFiles(in: spool, lastRecords: opened.lastByItem, log: log, now: now)
-        }
-        let plan = RecoveryPlanner.plan(files: files, lastRecords: opened.lastByItem)
-        for note in plan.notes { log.warning("recovery: \(note)") }
-        try SpoolScanner.perform(plan.repairs, on: spool, now: now)
+        // Read whole, the spool is read a slice of ids at a time, so recovery holds one slice of
+        // it whatever it holds; each id is planned on its own, so the repairs are the same.
+        let slices = scope == .whole ? try SpoolScanner.slices(of: spool, filesPerSlice: filesPerSlice) : [IDSlice.all]
+        let logged = scope == .whole ? spool.partLogs.loggedItems() : []
+        var keptLogs = Set<ItemID>()
+        var readInFlight = Set<ItemID>()
+        var planned: [ItemID: ItemLocation] = [:]
         var outcome = Outcome()
-        outcome.repaired = plan.notes.count
-        outcome.notes = plan.notes
+        var pendingCount = 0
+        for slice in slices {
+            var strays: [String] = []
+            var notRegular: [String] = []
+            let files = switch scope {
+            case .whole: try SpoolScanner.itemFiles(in: spool, log: log, now: now, tmpStrays: &strays, notRegular: &notRegular, slice: slice)
+            case .inFlight: try SpoolScanner.inFlightItemFiles(in: spool, lastRecords: opened.lastByItem, log: log, now: now)
+            }
+            let records = slices.count == 1 ? opened.lastByItem : opened.lastByItem.filter { slice.contains($0.key) }
+            let plan = RecoveryPlanner.plan(files: files, lastRecords: records)
+            for note in plan.notes { log.warning("recovery: \(note)") }
+            try SpoolScanner.perform(plan.repairs, on: spool, now: now)
+            outcome.repaired += plan.notes.count
+            outcome.notes += plan.notes
+            switch scope {
+            case .inFlight:
+                planned = plan.items
+                readInFlight = Set(files.map(\.name.id)).union(opened.lastByItem.keys)
+            case .whole:
+                // Kept of a whole read: what recovery touched (the passes over pending/ read the rest).
+                let touched = Set(plan.repairs.map(SpoolRecovery.id(of:))).union(records.keys)
+                for (id, location) in plan.items {
+                    if location.state == .pending { pendingCount += 1 }
+                    if location.state == .inflight || touched.contains(id) { planned[id] = location }
+                    if logged.contains(id), location.state != .done { keptLogs.insert(id) }
+                }
+            }
+        }
 
         var interrupted: [SpoolTransition] = []
-        outcome.queued.reserveCapacity(plan.items.count)
+        outcome.queued.reserveCapacity(planned.count)
         var inflight: [(ItemID, ItemLocation)] = []
-        for (id, location) in plan.items {
+        for (id, location) in planned {
             switch location.state {
             case .pending where location.attempt == 0:
                 // Never tried: due at once. Only a tried item's json mtime holds a future time, so
@@ -140,11 +173,10 @@ public enum SpoolRecovery {
         // knows that only of the items it read: those the index names as uploaded or purged.
         switch scope {
         case .whole:
-            let removed = spool.partLogs.removeLogs(keeping: Set(plan.items.filter { $0.value.state != .done }.keys))
+            let removed = spool.partLogs.removeLogs(keeping: keptLogs)
             if removed > 0 { log.info("recovery: removed \(removed) part log(s) of items no longer in the spool") }
         case .inFlight:
-            let read = Set(files.map(\.name.id)).union(opened.lastByItem.keys)
-            for id in read where plan.items[id].map({ $0.state == .done }) ?? true { spool.partLogs.remove(id) }
+            for id in readInFlight where planned[id].map({ $0.state == .done }) ?? true { spool.partLogs.remove(id) }
         }
         let aborts = try spool.partLogs.aborts.tidy(tmp: spool.descriptor(.tmp))
         if aborts.damagedLines > 0 {
@@ -154,21 +186,44 @@ public enum SpoolRecovery {
             log.info("recovery: \(aborts.owed) AbortMultipartUpload request(s) still owed to the store (\(AbortLog.fileName)); sending them")
         }
         outcome.owedAborts = spool.partLogs.aborts.owed
-        if scope == .whole { log.info("spool \(spool.path): \(outcome.queued.count) item(s) queued") }
+        if scope == .whole { log.info("spool \(spool.path): \(pendingCount + outcome.requeued) item(s) queued") }
         return outcome
     }
 
-    /// The read-only half of `run`: what it would repair, from the same planner and the same scan.
-    public static func inspect(spool: Spool) throws -> Inspection {
+    /// Files a slice holds at most when the whole spool is read (recovery of a damaged index,
+    /// `spoold check`): about 25 MiB of memory for the slice's files and plan.
+    public static let filesPerSlice = 80_000
+
+    /// The item a repair is for.
+    static func id(of repair: RecoveryPlan.Repair) -> ItemID {
+        switch repair {
+        case .moveFile(let name, _, _, _), .removeFile(let name, _): name.id
+        case .recreateMetadata(let id, _), .quarantineMissingBlob(let id, _, _): id
+        }
+    }
+
+    /// The read-only half of `run`: what it would repair, from the same planner and the same scan,
+    /// a slice of ids at a time as a whole recovery reads the spool (`body` gets each slice's
+    /// findings, in id order; only the first has the names in tmp/ that are no item's).
+    /// `progress` is told the slice about to be read and how many there are.
+    public static func inspect(
+        spool: Spool, filesPerSlice: Int = filesPerSlice, progress: ((Int, Int) -> Void)? = nil, _ body: (Inspection) throws -> Void
+    ) throws {
         let index = try spool.index.inspect()
-        var strays: [String] = []
-        var notRegular: [String] = []
-        let files = try SpoolScanner.itemFiles(
-            in: spool, log: nil, now: Timestamp(millisecondsSinceEpoch: 0), tmpStrays: &strays, notRegular: &notRegular)
-        let plan = RecoveryPlanner.plan(files: files, lastRecords: index.lastByItem)
-        var interrupted: [ItemID: ItemLocation] = [:]
-        for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
-        return Inspection(indexDamage: index.damage, indexIsRegularFile: index.isRegularFile, plan: plan, interrupted: interrupted, tmpStrays: strays,
-                          notRegular: notRegular)
+        let slices = try SpoolScanner.slices(of: spool, filesPerSlice: filesPerSlice)
+        for (number, slice) in slices.enumerated() {
+            progress?(number, slices.count)
+            var strays: [String] = []
+            var notRegular: [String] = []
+            let files = try SpoolScanner.itemFiles(
+                in: spool, log: nil, now: Timestamp(millisecondsSinceEpoch: 0), tmpStrays: &strays, notRegular: &notRegular, slice: slice)
+            let records = slices.count == 1 ? index.lastByItem : index.lastByItem.filter { slice.contains($0.key) }
+            let plan = RecoveryPlanner.plan(files: files, lastRecords: records)
+            var interrupted: [ItemID: ItemLocation] = [:]
+            for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
+            try body(Inspection(
+                indexDamage: index.damage, indexIsRegularFile: index.isRegularFile, plan: plan, interrupted: interrupted,
+                tmpStrays: strays, notRegular: notRegular))
+        }
     }
 }

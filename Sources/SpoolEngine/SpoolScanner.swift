@@ -2,6 +2,29 @@ import SpoolCore
 import SpoolStore
 import SpoolSystem
 
+/// A range of ids, `[lower, upper)` by their bytes (nil: open), for reading a spool a slice at a time.
+public struct IDSlice: Equatable, Sendable {
+    public var lower: [UInt8]?
+    public var upper: [UInt8]?
+
+    public static let all = IDSlice(lower: nil, upper: nil)
+
+    /// The first slice also reads the names that are no item's (in tmp/, in the state folders).
+    public var isFirst: Bool { lower == nil }
+
+    func contains(_ id: UnsafeRawBufferPointer) -> Bool {
+        if let lower, id.lexicographicallyPrecedes(lower) { return false }
+        if let upper, !id.lexicographicallyPrecedes(upper) { return false }
+        return true
+    }
+
+    /// Whether an id from the index falls in the slice.
+    func contains(_ id: ItemID) -> Bool {
+        var text = id.rawValue
+        return text.withUTF8 { contains(UnsafeRawBufferPointer($0)) }
+    }
+}
+
 /// Reading a whole spool into `RecoveryPlanner` input, and carrying out its repairs.
 enum SpoolScanner {
     /// The item files of every state folder and tmp/. Non-item names in tmp/ are removed (they are
@@ -14,17 +37,66 @@ enum SpoolScanner {
         return try itemFiles(in: spool, log: log, now: now, tmpStrays: &strays, notRegular: &notRegular)
     }
 
+    /// `slice`: only the files of the ids in it (and, in its first slice, the names in tmp/ that
+    /// are no item's), read name by name: a spool read a slice at a time holds one slice of it.
     static func itemFiles(
-        in spool: Spool, log: EventLog?, now: Timestamp, tmpStrays: inout [String], notRegular: inout [String]
+        in spool: Spool, log: EventLog?, now: Timestamp, tmpStrays: inout [String], notRegular: inout [String],
+        slice: IDSlice = .all
     ) throws -> [RecoveryPlanner.FoundFile] {
         var found: [RecoveryPlanner.FoundFile] = []
         for folder in [SpoolFolder.pending, .inflight, .failed, .done, .tmp] {
-            for entry in try spool.list(folder) {
-                consider(entry.name, entry.type, in: folder, spool: spool, log: log, now: now, found: &found, tmpStrays: &tmpStrays,
-                         notRegular: &notRegular)
+            try spool.forEachEntry(in: folder) { entry, type in
+                if let shape = ItemFileName.shape(of: entry) {
+                    guard slice.contains(UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])) else { return true }
+                } else if !slice.isFirst {
+                    return true  // no item's: the first slice sees it
+                }
+                consider(String(decoding: entry, as: UTF8.self), type, in: folder, spool: spool, log: log, now: now, found: &found,
+                         tmpStrays: &tmpStrays, notRegular: &notRegular)
+                return true
             }
         }
         return found
+    }
+
+    /// Slices of the ids in the spool, each holding about `filesPerSlice` item files, in id order:
+    /// one read of every folder's names counts the item files and keeps a sample of 4,096 ids,
+    /// whose quantiles bound the slices. A spool of up to `filesPerSlice` files is one slice.
+    /// Recovery plans each id on its own (`RecoveryPlanner`), so reading a slice at a time
+    /// finds and repairs exactly what reading the whole spool at once would, in the same order.
+    static func slices(of spool: Spool, filesPerSlice: Int) throws -> [IDSlice] {
+        var sample: [[UInt8]] = []
+        let sampleSize = 4096
+        var files = 0
+        var random = SystemRandomNumberGenerator()
+        for folder in [SpoolFolder.pending, .inflight, .failed, .done, .tmp] {
+            try spool.forEachEntry(in: folder) { entry, _ in
+                guard let shape = ItemFileName.shape(of: entry) else { return true }
+                files += 1
+                // Reservoir sampling: every file has the same chance to be in the sample.
+                let slot = files <= sampleSize ? sample.count : Int.random(in: 0..<files, using: &random)
+                if slot < sampleSize {
+                    let id = Array(UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength]))
+                    if slot == sample.count { sample.append(id) } else { sample[slot] = id }
+                }
+                return true
+            }
+        }
+        guard files > filesPerSlice else { return [.all] }
+        sample.sort { $0.lexicographicallyPrecedes($1) }
+        let count = min(sample.count, (files + filesPerSlice - 1) / filesPerSlice)
+        var bounds: [[UInt8]] = []
+        for i in 1..<count {
+            let bound = sample[i * sample.count / count]
+            if bounds.last != bound { bounds.append(bound) }
+        }
+        var slices: [IDSlice] = []
+        var lower: [UInt8]?
+        for bound in bounds + [nil] as [[UInt8]?] {
+            slices.append(IDSlice(lower: lower, upper: bound))
+            lower = bound
+        }
+        return slices
     }
 
     /// The item files start-up recovery must see, without reading the whole spool: everything in

@@ -158,6 +158,14 @@ public struct FolderReading: Sendable {
         return census
     }
 
+    /// An item's metadata, read as `Spool.readMetadata` reads it (on any thread).
+    public func readMetadata(_ id: ItemID, attempt: Int) throws -> ItemMetadata {
+        let name = ItemFileName(id: id, attempt: attempt, kind: .json).description
+        let bytes = try Spool.readSmallFileAndStatus(
+            name, in: fd, label: "\(folder.rawValue)/\(name)", limit: ItemMetadata.maximumEncodedSize, fs: fs).bytes
+        return try MetadataCodec.decode(bytes)
+    }
+
     /// FNV-1a over an id's bytes: cheap per name; an exclusion is confirmed by the id itself.
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -175,6 +183,12 @@ public struct FolderReading: Sendable {
 }
 
 extension Spool {
+    /// Every name in a folder, one at a time and without a copy (`FileSystem.forEachEntry`): a
+    /// folder of a million names costs no memory.
+    public func forEachEntry(in folder: SpoolFolder, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool) throws {
+        try fs.forEachEntry(descriptor(folder), body)
+    }
+
     /// A state folder for a census, on this thread or another.
     public func reading(_ folder: SpoolFolder) -> FolderReading { FolderReading(fs: fs, fd: descriptor(folder), folder: folder) }
 }

@@ -176,6 +176,13 @@ public final class Spool {
     func readSmallFileAndStatus(_ name: String, in folder: FileDescriptor, label: String, limit: Int) throws
         -> (bytes: [UInt8], status: FileStatus)
     {
+        try Spool.readSmallFileAndStatus(name, in: folder, label: label, limit: limit, fs: fs)
+    }
+
+    /// The same through any file system, for readers apart from the spool (`FolderReading`).
+    static func readSmallFileAndStatus(_ name: String, in folder: FileDescriptor, label: String, limit: Int, fs: any FileSystem) throws
+        -> (bytes: [UInt8], status: FileStatus)
+    {
         let fd = try fs.open(name, relativeTo: folder, flags: [.readOnly, .nonBlocking], mode: 0)
         return try fs.closing(fd) { fd in
             let status = try fs.status(of: fd)

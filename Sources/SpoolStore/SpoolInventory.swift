@@ -93,6 +93,21 @@ public struct SpoolInventory {
         return matches[0]
     }
 
+    /// Names in the state folders that are not item files (dot-names aside), read name by name.
+    public static func strays(in spool: Spool) throws -> [String] {
+        var strays: [String] = []
+        for state in ItemState.allCases {
+            let folder = SpoolFolder(state)
+            try spool.fs.forEachEntry(spool.descriptor(folder)) { entry, _ in
+                if ItemFileName.shape(of: entry) == nil, entry.first != UInt8(ascii: ".") {
+                    strays.append("\(folder.rawValue)/\(String(decoding: entry, as: UTF8.self))")
+                }
+                return true
+            }
+        }
+        return strays
+    }
+
     /// The items of `states` (in that order), read name by name and handed to `body` in batches
     /// of at most `batchSize`, each sorted by state and id: a folder of a million items costs a
     /// batch of memory, and the first batch comes at once. Items are in the folders' order
@@ -102,9 +117,11 @@ public struct SpoolInventory {
     /// names). `wanted` picks items by their id's bytes before any string or stat is made (the
     /// ids a command names). `body` may move the items it gets (`retry`, `purge`): a name
     /// moved out of a folder while it is read is not read again.
+    /// `loneBlobs` false: only items with a json (no stat for each blob's json: `check`, whose
+    /// recovery half names lone blobs already).
     public static func forEachBatch(
         _ spool: Spool, states: [ItemState] = ItemState.allCases, batchSize: Int = 1000,
-        wanted: ((UnsafeRawBufferPointer) -> Bool)? = nil, _ body: ([Item]) throws -> Void
+        wanted: ((UnsafeRawBufferPointer) -> Bool)? = nil, loneBlobs: Bool = true, _ body: ([Item]) throws -> Void
     ) throws {
         var batch: [Item] = []
         func flush() throws {
@@ -124,6 +141,7 @@ public struct SpoolInventory {
             try spool.fs.forEachEntry(fd) { entry, type in
                 guard let shape = ItemFileName.shape(of: entry), type == .regular || type == .unknown else { return true }
                 let idBytes = UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])
+                if shape.kind == .blob && !loneBlobs { return true }
                 if let wanted, !wanted(idBytes) { return true }
                 guard let id = ItemID(String(decoding: idBytes, as: UTF8.self)) else { return true }
                 let location = ItemLocation(state, attempt: shape.attempt)

@@ -252,3 +252,36 @@ final class CheckTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("no spool"), result.stderr)
     }
 }
+
+/// `spoold check`'s progress line: on stderr when it is a terminal, never in a pipe or a file.
+final class CheckProgressTests: XCTestCase {
+    func testProgress_onATerminalOnly_andClearedAtTheEnd() throws {
+        let spool = try TestSpool(self)
+        let path = spool.root + "/a.bin"
+        try Data([1]).write(to: URL(fileURLWithPath: path))
+        XCTAssertEqual(try SpooldProcess.run(["enqueue", "--spool", spool.path, path]).exitCode, 0)
+
+        let plain = try SpooldProcess.run(["check", "--spool", spool.path])
+        XCTAssertEqual(plain.exitCode, 0, plain.stderr)
+        XCTAssertEqual(plain.stderr, "", "nothing on stderr in a pipe")
+
+        // script(1) runs spoold on a pseudo-terminal and copies what it printed to our stdout.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(SpooldProcess.binaryPath)' check --spool '\(spool.path)'", "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let onTTY = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let clear = "\r\u{1B}[K"
+        XCTAssertTrue(onTTY.contains(clear + "check: reading the folders, slice 1 of 1"), onTTY)
+        // After the last progress text, the line is cleared before the report is printed.
+        let last = try XCTUnwrap(onTTY.range(of: "check: ", options: .backwards))
+        let rest = onTTY[last.upperBound...]
+        let report = try XCTUnwrap(rest.range(of: "is consistent"))
+        XCTAssertTrue(rest[..<report.lowerBound].contains(clear), "cleared before the report: \(onTTY.debugDescription)")
+    }
+}
