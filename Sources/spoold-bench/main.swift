@@ -34,6 +34,9 @@
 //   spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
 //       Writes N items (B-byte blobs, default 16, and their jsons) straight into a state folder,
 //       unsynced: a backlog of a million in a minute or two, where `spoold enqueue` takes far longer.
+//   spoold-bench first-line COMMAND [ARGS...]
+//       Runs COMMAND (an absolute path), times its first line of output and all of it, counts
+//       the lines, and prints its peak RSS (wait4's ru_maxrss): `spoold ls` at any size.
 import SpoolSystem
 import Foundation
 import Glibc
@@ -587,6 +590,46 @@ func fill(_ arguments: Arguments) {
     print(String(format: "filled=%d seconds=%.1f", count, monotonicSeconds() - started))
 }
 
+// MARK: first-line
+
+/// Runs a command and times its first line of output (`spoold ls` streams: the first line comes
+/// at once), then reads the rest; prints both times, the lines and the command's peak RSS.
+func firstLine(_ arguments: [String]) {
+    guard !arguments.isEmpty else { fail("first-line needs a command") }
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { fail("pipe: errno \(errno)") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+    posix_spawn_file_actions_addclose(&actions, fds[0])
+    posix_spawn_file_actions_addclose(&actions, fds[1])
+    let argv = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let start = monotonicSeconds()
+    let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+    posix_spawn_file_actions_destroy(&actions)
+    guard spawned == 0 else { fail("cannot run \(arguments[0]): error \(spawned)") }
+    close(fds[1])
+    var first: Double?
+    var lines = 0
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { break }
+        let newlines = buffer[0..<n].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        if first == nil, newlines > 0 { first = monotonicSeconds() - start }
+        lines += newlines
+    }
+    close(fds[0])
+    var status: Int32 = 0
+    var usage = rusage()
+    _ = wait4(pid, &status, 0, &usage)
+    print(String(format: "first_line_seconds=%.3f all_seconds=%.3f lines=%d peak_rss_kib=%d exit=%d",
+                 first ?? -1, monotonicSeconds() - start, lines, usage.ru_maxrss, (status >> 8) & 0xff))
+}
+
 func peakResidentKiB() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
     for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
@@ -607,6 +650,7 @@ case "drop": drop(Arguments(all.dropFirst(), flags: []))
 case "feed": feed(Arguments(all.dropFirst(), flags: []))
 case "backlog-pass": backlogPass(Arguments(all.dropFirst(), flags: []))
 case "fill": fill(Arguments(all.dropFirst(), flags: []))
+case "first-line": firstLine(Array(all.dropFirst()))
 default:
     print("""
     Usage: spoold-bench upload --url URL [--concurrency N] [--method PUT|POST] [--via-transport] PATH...
@@ -617,6 +661,7 @@ default:
            spoold-bench sha256 [--mib N]
            spoold-bench backlog-pass [--chunk N] SPOOL
            spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
+           spoold-bench first-line COMMAND [ARGS...]
     """)
     exit(all.isEmpty || all.first == "--help" || all.first == "-h" ? 0 : 2)
 }
