@@ -83,6 +83,26 @@ public struct CreationMinutes: Equatable, Sendable {
         return shape
     }
 
+    /// When the shape next changes with no item joining or leaving: the first time a minute's
+    /// middle crosses a bucket's upper bound; nil when none can (none kept, or all in the last).
+    public func nextChange(after now: Timestamp) -> Timestamp? {
+        var next: Int64?
+        for minute in counts.keys {
+            let middle = minute * 60_000 + 30_000
+            let age = now.millisecondsSinceEpoch - middle
+            var bound: Int64 = 60_000
+            for _ in 0..<(QueueAgeShape.bucketCount - 1) {
+                if age < bound {
+                    let at = middle + bound
+                    if next.map({ at < $0 }) ?? true { next = at }
+                    break
+                }
+                bound *= 2
+            }
+        }
+        return next.map { Timestamp(millisecondsSinceEpoch: $0) }
+    }
+
     /// Forgets everything (the queue emptied, or is counted again).
     public mutating func removeAll() {
         counts.removeAll()

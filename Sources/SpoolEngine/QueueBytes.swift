@@ -54,6 +54,9 @@ public final class QueueBytes: EngineObserver {
         return pending.shape(now: now)
     }
 
+    /// When the pending items' shape by age next changes by time alone.
+    func nextShapeChange(after now: Timestamp) -> Timestamp? { ages.nextChange(after: now) }
+
     /// What the items in flight take (they are in memory).
     func inFlight(_ engine: Engine) -> QueueUsage {
         engine.uploads.keys.reduce(QueueUsage()) { $0 + (sizes[$1] ?? QueueUsage(items: 1)) }

@@ -5,7 +5,7 @@ import SpoolStore
 /// Keeps `SPOOL/counts` (`QueueCountsFile`) for `spoold status`: the queue's items, bytes, disk,
 /// oldest items, shape by age and next due time, from the engine's memory and its running sums
 /// (`QueueBytes`), never from pending/. Written at start, at most once a second while the
-/// figures change (its shape by age changes as time passes too), removed at the end.
+/// figures change, when the shape by age changes as time passes, and removed at the end.
 public final class QueueCountsPublisher: EngineObserver {
     static let intervalSeconds = 1.0
 
@@ -14,8 +14,19 @@ public final class QueueCountsPublisher: EngineObserver {
     private let limit: SpoolSizeLimit?
     private let log: EventLog
     private var written: QueueCountsFile.Contents?
-    private var nextWrite: Timestamp?
+    /// What the figures were made from, cheap to compare at every loop turn.
+    private var writtenFrom: Signature?
+    private var lastWrite: Timestamp?
+    /// When the shape by age next changes with nothing else changing.
+    private var agesChangeAt: Timestamp?
     private var writeFailed = false
+
+    private struct Signature: Equatable {
+        var pending: Int
+        var inflight: Int
+        var usage: QueueUsage?
+        var payload: Int64
+    }
 
     /// `queue` must be an observer of the same engine, added before this one.
     public init(spool: Spool, queue: QueueBytes, limit: SpoolSizeLimit?, log: EventLog) {
@@ -24,30 +35,41 @@ public final class QueueCountsPublisher: EngineObserver {
 
     public func engineStarted(_ engine: Engine, now: Timestamp) { publish(engine, now: now) }
 
+    /// Rewrites the file when the figures changed (at most once a second) or the shape by age did;
+    /// asks to be woken only for that: a daemon that waits with a queue it cannot send sleeps
+    /// until its ages move to the next bucket.
     public func engineWillWait(_ engine: Engine, now: Timestamp) -> Timestamp? {
-        if let due = nextWrite, now < due { return due }
-        publish(engine, now: now)
-        return nextWrite
+        let changed = signature(engine) != writtenFrom
+        let aged = agesChangeAt.map { now >= $0 } ?? false
+        if changed || aged {
+            let due = lastWrite.map { $0.adding(seconds: QueueCountsPublisher.intervalSeconds) } ?? now
+            if now < due { return due }
+            publish(engine, now: now)
+        }
+        return agesChangeAt
     }
 
     public func engineFinished(_ engine: Engine, now: Timestamp) { QueueCountsFile.remove(in: spool) }
 
-    /// Rewrites the file if the figures changed; asks to be woken for the next look while the
-    /// queue holds anything (its ages change with time).
+    private func signature(_ engine: Engine) -> Signature {
+        Signature(pending: engine.pendingCount, inflight: engine.uploads.count, usage: queue.usage, payload: queue.total)
+    }
+
+    /// Rewrites the file if the figures changed.
     func publish(_ engine: Engine, now: Timestamp) {
         let contents = figures(engine, now: now)
-        if written.map({ !$0.saysTheSame(as: contents) }) ?? true {
-            do {
-                try QueueCountsFile.write(contents, in: spool)
-                written = contents
-                writeFailed = false
-            } catch {
-                if !writeFailed { log.warning("cannot write \(spool.path)/\(QueueCountsFile.fileName) for 'spoold status': \(error)") }
-                writeFailed = true
-            }
+        writtenFrom = signature(engine)
+        lastWrite = now
+        agesChangeAt = queue.nextShapeChange(after: now)
+        guard written.map({ !$0.saysTheSame(as: contents) }) ?? true else { return }
+        do {
+            try QueueCountsFile.write(contents, in: spool)
+            written = contents
+            writeFailed = false
+        } catch {
+            if !writeFailed { log.warning("cannot write \(spool.path)/\(QueueCountsFile.fileName) for 'spoold status': \(error)") }
+            writeFailed = true
         }
-        let busy = contents.pending.count + contents.inflight.count > 0 || contents.counting
-        nextWrite = busy ? now.adding(seconds: QueueCountsPublisher.intervalSeconds) : nil
     }
 
     /// The figures as of `now`.

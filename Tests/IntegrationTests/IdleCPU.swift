@@ -48,18 +48,19 @@ struct BlockedState: Sendable {
             spool.files(in: "incoming").isEmpty && FileManager.default.fileExists(atPath: spool.path + "/outage")
         })
 
-    /// `--max-spool-size` reached while items wait for their retry, files waiting in incoming/.
+    /// `--max-items` reached while items wait for their retry, files waiting in incoming/.
     static let spoolFull = BlockedState(
         name: "spool full (items waiting for their retry)", answer: .always(503),
-        arguments: ["--retry-base", "30", "--max-spool-size", "250"],
+        arguments: ["--retry-base", "30", "--max-items", "3"],
         reached: { spool, log in
             FileManager.default.fileExists(atPath: spool.path + "/size-limit") && log.occurrences(of: "next try in") == 3
                 && spool.files(in: "incoming").count == 2
         })
 
-    /// `--max-spool-size` reached during an outage, files waiting in incoming/.
+    /// `--max-spool-size` reached during an outage, files waiting in incoming/: three 4 KiB blocks,
+    /// so three files sent directly (a block each, no json yet) join, and the others wait.
     static let spoolFullDuringOutage = BlockedState(
-        name: "spool full during an outage", answer: nil, arguments: ["--max-spool-size", "250"],
+        name: "spool full during an outage", answer: nil, arguments: ["--max-spool-size", "12K"],
         reached: { spool, _ in
             FileManager.default.fileExists(atPath: spool.path + "/size-limit")
                 && FileManager.default.fileExists(atPath: spool.path + "/outage") && spool.files(in: "incoming").count == 2

@@ -54,4 +54,19 @@ final class CreationMinutesTests: XCTestCase {
         memory.remove(minutesAgo(20_000))
         XCTAssertEqual(memory.shape(now: now).counts[QueueAgeShape.bucketCount - 1], 0)
     }
+
+    /// With nothing joining or leaving, the shape changes when a minute's middle crosses a bucket's
+    /// bound: the daemon rewrites its counts then, not every second.
+    func testNextChange_isWhenAMinuteCrossesItsBucketsBound() {
+        var minutes = CreationMinutes()
+        XCTAssertNil(minutes.nextChange(after: now))
+        minutes.add(minutesAgo(2.5))  // its minute's middle is 2 min 30 s old, in 2-4 min
+        minutes.add(minutesAgo(20_000))  // past the last bound: never changes bucket
+        let next = try? XCTUnwrap(minutes.nextChange(after: now))
+        let middleAge = now.millisecondsSinceEpoch - ((minutesAgo(2.5).millisecondsSinceEpoch / 60_000) * 60_000 + 30_000)
+        XCTAssertEqual(next?.millisecondsSinceEpoch, now.millisecondsSinceEpoch + 240_000 - middleAge, "when it turns 4 min old")
+        var old = CreationMinutes()
+        old.add(minutesAgo(20_000))
+        XCTAssertNil(old.nextChange(after: now))
+    }
 }

@@ -157,4 +157,20 @@ final class QueueUsageTests: EngineTestCase {
         XCTAssertNotNil(embedded.summary, "drained")
         XCTAssertNil(QueueCountsFile.read(in: spool), "removed at the end")
     }
+
+    /// A daemon that waits with a queue it cannot send (every item due in an hour) is not woken
+    /// every second to rewrite its counts: only when their shape by age moves to another bucket.
+    func testCountsFile_doesNotWakeAWaitingDaemonEverySecond() throws {
+        _ = try writeItems(20, dueIn: 3600)
+        let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
+        let spool = try temp.open(fs: fs)
+        let queue = QueueBytes(spool: spool)
+        let counts = QueueCountsPublisher(spool: spool, queue: queue, limit: nil, log: log)
+        let embedded = try EmbeddedEngine(
+            spool: spool, configuration: configuration(settle: 0, direct: false), clock: clock, observers: [queue, counts])
+        try embedded.advanceTime(by: 2)
+        let wake = try XCTUnwrap(embedded.nextWake)
+        XCTAssertGreaterThan(clock.now().seconds(until: wake), 30, "asleep until the rescan, a retry or the next bucket")
+        XCTAssertEqual(QueueCountsFile.read(in: spool)?.pending.count, 20)
+    }
 }
