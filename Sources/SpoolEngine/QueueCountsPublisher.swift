@@ -5,9 +5,12 @@ import SpoolStore
 /// Keeps `SPOOL/counts` (`QueueCountsFile`) for `spoold status`: the queue's items, bytes, disk,
 /// oldest items, shape by age and next due time, from the engine's memory and its running sums
 /// (`QueueBytes`), never from pending/. Written at start, at most once a second while the
-/// figures change, when the shape by age changes as time passes, and removed at the end.
+/// figures change (a change after a quiet spell at once, a stream of them once a second), when
+/// the shape by age changes as time passes, and removed at the end.
 public final class QueueCountsPublisher: EngineObserver {
     static let intervalSeconds = 1.0
+    /// Writes allowed back to back after a quiet spell, before the once-a-second pace applies.
+    static let burst = 3.0
 
     private let spool: Spool
     private let queue: QueueBytes
@@ -16,6 +19,8 @@ public final class QueueCountsPublisher: EngineObserver {
     private var written: QueueCountsFile.Contents?
     /// What the figures were made from, cheap to compare at every loop turn.
     private var writtenFrom: Signature?
+    /// Writes allowed now (a token bucket: `burst` at most, one more each `intervalSeconds`).
+    private var writes = QueueCountsPublisher.burst
     private var lastWrite: Timestamp?
     /// When the shape by age next changes with nothing else changing.
     private var agesChangeAt: Timestamp?
@@ -42,8 +47,10 @@ public final class QueueCountsPublisher: EngineObserver {
         let changed = signature(engine) != writtenFrom
         let aged = agesChangeAt.map { now >= $0 } ?? false
         if changed || aged {
-            let due = lastWrite.map { $0.adding(seconds: QueueCountsPublisher.intervalSeconds) } ?? now
-            if now < due { return due }
+            let quiet = max(0, lastWrite.map { $0.seconds(until: now) } ?? 0)  // never negative: the clock may go back
+            let allowed = writes + quiet / QueueCountsPublisher.intervalSeconds
+            guard allowed >= 1 else { return now.adding(seconds: (1 - allowed) * QueueCountsPublisher.intervalSeconds) }
+            writes = min(QueueCountsPublisher.burst, allowed) - 1
             publish(engine, now: now)
         }
         return agesChangeAt

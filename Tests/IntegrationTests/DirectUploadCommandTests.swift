@@ -30,9 +30,14 @@ final class DirectUploadCommandTests: XCTestCase {
         let id = String(blobs[0].dropLast(".a1.blob".count))
         let show = try SpooldProcess.run(["show", "--spool", spool.path, id])
         XCTAssertTrue(show.stdout.contains("none yet: sent directly from incoming/cam7/fox.jpg"), show.stdout)
-        let status = try SpooldProcess.run(["status", "--spool", spool.path, "--json"])
-        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
-        XCTAssertEqual((object["inflight"] as? [String: Any])?["count"] as? Int, 1, "counted as in flight: \(status.stdout)")
+        // The daemon rewrites its counts at most once a second: wait for the one that has the upload.
+        var status = ""
+        let counted = waitUntil(timeout: 20) {
+            status = (try? SpooldProcess.run(["status", "--spool", spool.path, "--json"]).stdout) ?? ""
+            let object = (try? JSONSerialization.jsonObject(with: Data(status.utf8))) as? [String: Any]
+            return (object?["inflight"] as? [String: Any])?["count"] as? Int == 1
+        }
+        XCTAssertTrue(counted, "counted as in flight: \(status)")
         let check = try SpooldProcess.run(["check", "--spool", spool.path])
         XCTAssertEqual(check.exitCode, 0, "a direct upload is not a problem while the daemon runs:\n\(check.stdout)")
 
