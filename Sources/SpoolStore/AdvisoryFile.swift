@@ -17,8 +17,14 @@ enum AdvisoryFile {
         let tmp = spool.descriptor(.tmp)
         try? fs.remove(staging, in: tmp, isDirectory: false)
         let fd = try fs.open(staging, relativeTo: tmp, flags: [.writeOnly, .create, .exclusive], mode: 0o644)
-        try fs.closing(fd) { try fs.writeAll($0, Array(data) + [0x0a], label: "tmp/\(staging)") }
-        try fs.rename(staging, in: tmp, to: name, in: spool.root)
+        do {
+            try fs.closing(fd) { try fs.writeAll($0, Array(data) + [0x0a], label: "tmp/\(staging)") }
+            try fs.rename(staging, in: tmp, to: name, in: spool.root)
+        } catch {
+            // A full disk: leave no half-written scratch in tmp/ (tmp/ holds nothing of an idle spool).
+            try? fs.remove(staging, in: tmp, isDirectory: false)
+            throw error
+        }
     }
 
     /// Removes `SPOOL/<name>`; a missing one is fine.
