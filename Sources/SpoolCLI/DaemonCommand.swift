@@ -128,7 +128,7 @@ struct DaemonCommand {
                 .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See docs/guarantees.md 'Security model'."),
                 .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See docs/spool.md 'Direct uploads'."),
                 OptionSpec("max-spool-size", valueName: "BYTES",
-                           help: "Most disk the queue (pending and in flight) may take, counted as the blocks both files of each item take (a 16-byte item takes 8 KiB on ext4), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it. See README 'A spool size limit'."),
+                           help: "Most disk the queue (pending and in flight) may take, counted as the blocks both files of each item take (a 16-byte item takes 8 KiB on ext4), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it. See docs/operations.md 'A spool size limit'."),
                 OptionSpec("max-items", valueName: "N",
                            help: "Most items queued (pending and in flight); each is two files, so two inodes. The queue goes at most one item over it."),
                 OptionSpec("when-full", valueName: "block|drop-oldest",
