@@ -55,6 +55,16 @@ public enum ByteUnits {
         return "\(bytes) B"
     }
 
+    /// `bytes` as one gives it on the command line, exactly: `16M` when it is a whole number of a
+    /// unit, else the number of bytes. For a size option's default in its help.
+    public static func shortText(_ bytes: Int64) -> String {
+        for (name, factor) in [("T", Int64(1) << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)]
+        where bytes != 0 && bytes % factor == 0 {
+            return "\(bytes / factor)\(name)"
+        }
+        return "\(bytes)"
+    }
+
     /// What every size option's help says about its units.
     public static let rule = "K, M, G, T: powers of 1024, also written KiB, MiB, GiB, TiB"
 

@@ -30,4 +30,26 @@ public struct ProgramSpec: Sendable {
     }
 
     public func command(named name: String) -> CommandSpec? { commands.first { $0.name == name } }
+
+    /// Mistakes in the declarations: each command's own (`CommandSpec.problems`), and an option
+    /// that two commands declare differently. An option of one name is one option to the user,
+    /// so every command that has it takes it from one declaration: the same value, default,
+    /// completion and help (a command may say what the option does for it: `OptionSpec.withHelp`).
+    /// Empty when the program is sound; a test over the real program keeps it so.
+    public var problems: [String] {
+        var problems = commands.flatMap { command in command.problems.map { "\(command.name): \($0)" } }
+        var first: [String: (owner: String, option: OptionSpec)] = [:]
+        let declared = options.map { (owner: name, option: $0) }
+            + commands.flatMap { command in command.options.map { (owner: command.name, option: $0) } }
+        for (owner, option) in declared {
+            guard let (firstOwner, firstOption) = first[option.name] else {
+                first[option.name] = (owner, option)
+                continue
+            }
+            for difference in option.differences(from: firstOption) {
+                problems.append("'--\(option.name)' of \(owner) is not \(firstOwner)'s: \(difference)")
+            }
+        }
+        return problems
+    }
 }
