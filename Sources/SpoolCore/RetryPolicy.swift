@@ -15,11 +15,18 @@ public struct RetryPolicy: Equatable, Sendable {
     public var baseDelaySeconds: Double
     public var maximumBackoffSeconds: Double
 
+    /// The defaults, here alone (`--max-attempts`, `--max-interrupted`, `--retry-base`,
+    /// `--max-backoff` show and use these).
+    public static let defaultMaximumAttempts = 3
     public static let defaultMaximumInterruptedAttempts = 10
+    public static let defaultBaseDelaySeconds = 1.0
+    public static let defaultMaximumBackoffSeconds = 300.0
 
     public init(
-        maximumAttempts: Int = 3, maximumInterruptedAttempts: Int = RetryPolicy.defaultMaximumInterruptedAttempts,
-        baseDelaySeconds: Double = 1, maximumBackoffSeconds: Double = 300
+        maximumAttempts: Int = RetryPolicy.defaultMaximumAttempts,
+        maximumInterruptedAttempts: Int = RetryPolicy.defaultMaximumInterruptedAttempts,
+        baseDelaySeconds: Double = RetryPolicy.defaultBaseDelaySeconds,
+        maximumBackoffSeconds: Double = RetryPolicy.defaultMaximumBackoffSeconds
     ) {
         precondition(maximumAttempts >= 1 && maximumInterruptedAttempts >= 1, "at least one attempt")
         self.maximumAttempts = maximumAttempts

@@ -27,7 +27,7 @@ public final class CurlTransport: UploadTransport {
     ///   - rate: `--limit-rate`, shared with every other transport of the daemon.
     public init(
         deadlineSeconds: Double, idleSeconds: Double, redirects: RedirectPolicy = RedirectPolicy(),
-        answerLimit: Int = 0, connections: Int = 4, options: CurlOptions = CurlOptions(), rate: BodyRateGate? = nil
+        answerLimit: Int = 0, connections: Int, options: CurlOptions = CurlOptions(), rate: BodyRateGate? = nil
     ) {
         (self.deadlineSeconds, self.redirects, self.answerLimit) = (deadlineSeconds, redirects, answerLimit)
         loop = CurlMultiLoop(idleSeconds: idleSeconds, connections: connections, options: options, rate: rate)

@@ -89,9 +89,15 @@ public struct EngineConfiguration: Sendable {
     /// so a short bound stays short.
     public var stopGraceSeconds: Double? { maximumRunSeconds.map { min(10, $0) } }
 
+    /// The defaults of `--method`, `--concurrency` and `--settle`, here alone.
+    public static let defaultMethod = "PUT"
+    public static let defaultConcurrency = 4
+    public static let defaultSettleSeconds = 2.0
+
     public init(
-        url: URLTemplate, method: String = "PUT", concurrency: Int = 4, policy: RetryPolicy = RetryPolicy(),
-        keepDone: Bool = false, settleSeconds: Double = 2, exitWhenIdle: Bool = false, headers: [String: String] = [:],
+        url: URLTemplate, method: String = EngineConfiguration.defaultMethod, concurrency: Int = EngineConfiguration.defaultConcurrency,
+        policy: RetryPolicy = RetryPolicy(), keepDone: Bool = false, settleSeconds: Double = EngineConfiguration.defaultSettleSeconds,
+        exitWhenIdle: Bool = false, headers: [String: String] = [:],
         rescanSeconds: Double = 60, maximumProbeSeconds: Double = 60, formField: String? = nil,
         allowedURLs: URLAllowList = URLAllowList([]), credentialHeaders: [String: String] = [:],
         maximumRunSeconds: Double? = nil, outcomeRules: OutcomeRules = OutcomeRules(), contentDigest: ContentDigest? = nil,

@@ -23,7 +23,10 @@ public final class HookRunner: EngineObserver, Sendable {
         public var concurrency = 4
         public var queueLimit = 1000
 
-        public init(onSuccess: String?, onFailure: String?, timeoutSeconds: Double = 60) {
+        /// `--hook-timeout`'s default.
+        public static let defaultTimeoutSeconds = 60.0
+
+        public init(onSuccess: String?, onFailure: String?, timeoutSeconds: Double = Commands.defaultTimeoutSeconds) {
             (self.onSuccess, self.onFailure, self.timeoutSeconds) = (onSuccess, onFailure, timeoutSeconds)
         }
 

@@ -7,7 +7,7 @@ import XCTest
 /// handle, so what still arrives must end at once without reaching it.
 final class CurlShutdownTests: XCTestCase {
     func testAfterShutdown_anUploadEndsCancelled_andCancelsAndStopsAreHarmless() throws {
-        let transport = CurlTransport(deadlineSeconds: 5, idleSeconds: 5)
+        let transport = CurlTransport(deadlineSeconds: 5, idleSeconds: 5, connections: 1)
         transport.shutdown()
         let ended = expectation(description: "the upload ended")
         transport.start(try uploadRequest(to: "http://127.0.0.1:9/late")) { outcome in

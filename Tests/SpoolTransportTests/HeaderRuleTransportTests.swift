@@ -12,9 +12,9 @@ import XCTest
 final class HeaderRuleTransportTests: XCTestCase {
     private static var transports: [(String, () -> any UploadTransport)] { [
         ("urlsession", { URLSessionTransport(concurrency: 2, deadlineSeconds: 10, idleSeconds: 10) }),
-        ("curl", { CurlTransport(deadlineSeconds: 10, idleSeconds: 10) }),
+        ("curl", { CurlTransport(deadlineSeconds: 10, idleSeconds: 10, connections: 4) }),
         ("s3+urlsession", { s3(over: URLSessionTransport(concurrency: 2, deadlineSeconds: 10, idleSeconds: 10)) }),
-        ("s3+curl", { s3(over: CurlTransport(deadlineSeconds: 10, idleSeconds: 10)) }),
+        ("s3+curl", { s3(over: CurlTransport(deadlineSeconds: 10, idleSeconds: 10, connections: 4)) }),
     ] }
 
     private static func s3(over inner: any UploadTransport) -> any UploadTransport {
