@@ -36,12 +36,7 @@ struct CheckCommand: SpooldCommand {
         options: [
             CommonOptions.existingSpool,
             .flag("repair", help: "Run start-up recovery now (refused while a daemon runs)."),
-            OptionSpec("max-attempts", valueName: "N",
-                       help: "With --repair: the daemon's --max-attempts, deciding whether an interrupted upload is retried.",
-                       defaultDescription: "3"),
-            OptionSpec("max-interrupted", valueName: "N",
-                       help: "With --repair: the daemon's --max-interrupted, deciding whether an interrupted upload is retried.",
-                       defaultDescription: "\(RetryPolicy.defaultMaximumInterruptedAttempts)"),
+        ] + RetryOptions.budgetSpecsForRepair + [
             .flag("json", help: "Print JSON instead of text."),
         ],
         positionals: [])
@@ -55,8 +50,8 @@ struct CheckCommand: SpooldCommand {
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         repair = arguments.flag("repair")
-        maximumAttempts = try arguments.int("max-attempts", range: 1...100) ?? 3
-        maximumInterruptedAttempts = try arguments.int("max-interrupted", range: 1...1000) ?? RetryPolicy.defaultMaximumInterruptedAttempts
+        maximumAttempts = try RetryOptions.maximumAttempts.value(in: arguments)
+        maximumInterruptedAttempts = try RetryOptions.maximumInterrupted.value(in: arguments)
         json = arguments.flag("json")
     }
 

@@ -20,7 +20,8 @@ enum CommonOptions {
     static let transport = OptionSpec(
         "transport", valueName: "NAME",
         help: "What sends the requests: urlsession (Foundation) or curl (libcurl's multi interface: less CPU per request, HTTP/2, a private CA). See docs/http.md 'Transports'.",
-        defaultDescription: "urlsession", completion: .choices(["urlsession", "curl"]))
+        defaultDescription: defaultTransport, completion: .choices(["urlsession", "curl"]))
+    static let defaultTransport = "urlsession"
     static let cacert = OptionSpec(
         "cacert", valueName: "FILE", help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA).")
     static let capath = OptionSpec(
@@ -32,7 +33,7 @@ enum CommonOptions {
     /// `--transport` and the options only libcurl has; they are refused with URLSession rather
     /// than silently ignored (a private CA that is not used would fail every upload obscurely).
     static func curlOptions(_ arguments: ParsedArguments, command: String) throws -> CurlOptions? {
-        let name = (arguments.value("transport") ?? "urlsession").lowercased()
+        let name = (arguments.value("transport") ?? defaultTransport).lowercased()
         guard name == "curl" || name == "urlsession" else {
             throw ArgumentError("--transport must be curl or urlsession, not '\(arguments.value("transport")!)'", command: command)
         }

@@ -57,23 +57,9 @@ struct DaemonCommand {
                 OptionSpec("url", valueName: "URL",
                            help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same), {id} and {host} (this machine's host name, read at start) are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see docs/s3.md 'S3-compatible object stores').",
                            defaultDescription: "$SPOOLD_URL"),
-                OptionSpec("method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: "PUT", completion: .choices(["PUT", "POST"])),
-                OptionSpec("concurrency", valueName: "N", help: "Uploads at once (1-256); with an s3:// URL also the parts of one multipart upload in flight at once (at most 16).", defaultDescription: "4"),
-                OptionSpec("max-attempts", valueName: "N",
-                           help: "Answered attempts per item (the server or the network said something) before it is parked in failed/ (1-100).",
-                           defaultDescription: "3"),
-                OptionSpec("max-interrupted", valueName: "N",
-                           help: "Interrupted attempts per item (spoold was killed or crashed during the upload, so no outcome was recorded) before start-up recovery parks it in failed/ (1-1000). See docs/guarantees.md 'Crash safety'.",
-                           defaultDescription: "\(RetryPolicy.defaultMaximumInterruptedAttempts)"),
-                OptionSpec("retry-base", valueName: "SECONDS",
-                           help: "Backoff before the second attempt; doubles after each failure, with jitter.",
-                           defaultDescription: "1"),
-                OptionSpec("max-backoff", valueName: "SECONDS", help: "Longest wait between attempts (also caps Retry-After).",
-                           defaultDescription: "300"),
-                OptionSpec("timeout", valueName: "SECONDS", help: "Overall deadline of one request, enforced by spoold.",
-                           defaultDescription: "300"),
-                OptionSpec("idle-timeout", valueName: "SECONDS", help: "Longest silence from the server during a request.",
-                           defaultDescription: "60"),
+                method, concurrency.spec,
+            ] + RetryOptions.specs + [
+                timeout.spec, idleTimeout.spec,
                 CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
                 OptionSpec("limit-rate", valueName: "RATE|TIMETABLE",
                            help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See docs/http.md 'Upload windows and a rate timetable'."),
@@ -106,24 +92,7 @@ struct DaemonCommand {
                            help: "Run '/bin/sh -c CMD' after each item is uploaded, with SPOOLD_ID, SPOOLD_NAME, SPOOLD_STATUS, SPOOLD_SIZE and SPOOLD_SPOOL set (see docs/operations.md 'Hooks')."),
                 OptionSpec("on-failure", valueName: "CMD",
                            help: "Run '/bin/sh -c CMD' after each item is parked in failed/; also SPOOLD_REASON."),
-                OptionSpec("hook-timeout", valueName: "SECONDS",
-                           help: "A hook still running after this long gets SIGTERM, then SIGKILL 5 s later (its whole process group).",
-                           defaultDescription: "60"),
-                OptionSpec("settle", valueName: "SECONDS",
-                           help: "A file found by a scan (not announced by inotify) is taken as soon as no process holds it open for writing; where the kernel cannot tell (no read lease: another user's file without CAP_LEASE, a file system without leases), once its mtime is this old and its size and mtime stay unchanged for this long.",
-                           defaultDescription: "2"),
-                OptionSpec("queue-memory", valueName: "N",
-                           help: "Hold at most N queued items in memory; the rest wait in pending/ and are read in order when their turn comes, so memory stays the same however large the queue. See docs/operations.md 'Order and memory'.",
-                           defaultDescription: "\(EngineConfiguration.defaultQueueMemory)"),
-                OptionSpec("max-watches", valueName: "N",
-                           help: "Most inotify watches on incoming/ and its subfolders (each is kernel memory from the user's fs.inotify.max_user_watches); files in folders past it are found by the rescan every 60 s, said once in the log.",
-                           defaultDescription: "\(EngineConfiguration.defaultMaximumWatches)"),
-                OptionSpec("recycle-above", valueName: "MIB",
-                           help: "Re-execute spoold (same pid, lock held; uploads in flight finish first) once its resident memory has grown MIB MiB above its level after its first \(RecycleTrigger.defaultWarmUpRequests) requests, to give back what URLSession keeps; 0 never. See docs/operations.md 'Long runs: recycling'.",
-                           defaultDescription: "\(DaemonCommand.defaultRecycleAboveMiB)"),
-                OptionSpec("recycle-after", valueName: "N",
-                           help: "Re-execute spoold after N requests at the latest, whatever its memory; 0 never.",
-                           defaultDescription: "\(DaemonCommand.defaultRecycleAfterRequests)"),
+                hookTimeout.spec, settle.spec, queueMemory.spec, maximumWatches.spec, recycleAbove.spec, recycleAfter.spec,
                 .flag("keep-done", help: "Move uploaded items to done/ instead of deleting them."),
                 .flag("allow-hardlinks", help: "Take files in incoming/ that have more than one hard link (copied, the incoming name removed); by default they are refused and left alone, since a file linked in may be anyone's. See docs/guarantees.md 'Security model'."),
                 .flag("no-direct", help: "Make every file from incoming/ a durable item (json, index record, fsync) before its first request, instead of sending it straight from incoming/ while the endpoint answers and nothing queued is due. See docs/spool.md 'Direct uploads'."),
@@ -133,7 +102,8 @@ struct DaemonCommand {
                            help: "Most items queued (pending and in flight); each is two files, so two inodes. The queue goes at most one item over it."),
                 OptionSpec("when-full", valueName: "block|drop-oldest",
                            help: "At --max-spool-size or --max-items: new files wait in incoming/ untouched (block), or the oldest pending items are deleted to make room (drop-oldest).",
-                           defaultDescription: "block", completion: .choices(SpoolSizeLimit.WhenFull.allCases.map(\.rawValue))),
+                           defaultDescription: SpoolSizeLimit.WhenFull.block.rawValue,
+                           completion: .choices(SpoolSizeLimit.WhenFull.allCases.map(\.rawValue))),
                 OptionSpec("metrics-file", valueName: "PATH",
                            help: "Write Prometheus metrics to PATH (e.g. for node_exporter's textfile collector, a *.prom name), replaced atomically every 10 s and at exit."),
                 .flag("verbose", short: "v", help: "Log every item taken and every request (same as SPOOLD_LOG=debug)."),
@@ -145,9 +115,43 @@ struct DaemonCommand {
             positionals: [])
     }
 
+    // The options only `run` and `drain` have that have a default, declared with it.
+    static let method = OptionSpec(
+        "method", valueName: "METHOD", help: "PUT or POST.", defaultDescription: EngineConfiguration.defaultMethod,
+        completion: .choices(["PUT", "POST"]))
+    static let concurrencyRange = 1...256
+    static let concurrency = DefaultedOption.integer(
+        "concurrency",
+        help: "Uploads at once (\(concurrencyRange.lowerBound)-\(concurrencyRange.upperBound)); with an s3:// URL also the parts of one multipart upload in flight at once (at most 16).",
+        range: concurrencyRange, default: EngineConfiguration.defaultConcurrency)
+    static let timeout = DefaultedOption.seconds(
+        "timeout", help: "Overall deadline of one request, enforced by spoold.", range: 0.1...86_400, default: 300)
+    static let idleTimeout = DefaultedOption.seconds(
+        "idle-timeout", help: "Longest silence from the server during a request.", range: 0.1...86_400, default: 60)
+    static let hookTimeout = DefaultedOption.seconds(
+        "hook-timeout",
+        help: "A hook still running after this long gets SIGTERM, then SIGKILL 5 s later (its whole process group).",
+        range: 0.1...86_400, default: HookRunner.Commands.defaultTimeoutSeconds)
+    static let settle = DefaultedOption.seconds(
+        "settle",
+        help: "A file found by a scan (not announced by inotify) is taken as soon as no process holds it open for writing; where the kernel cannot tell (no read lease: another user's file without CAP_LEASE, a file system without leases), once its mtime is this old and its size and mtime stay unchanged for this long.",
+        range: 0...86_400, default: EngineConfiguration.defaultSettleSeconds)
+    static let queueMemory = DefaultedOption.integer(
+        "queue-memory",
+        help: "Hold at most N queued items in memory; the rest wait in pending/ and are read in order when their turn comes, so memory stays the same however large the queue. See docs/operations.md 'Order and memory'.",
+        range: 100...10_000_000, default: EngineConfiguration.defaultQueueMemory)
+    static let maximumWatches = DefaultedOption.integer(
+        "max-watches",
+        help: "Most inotify watches on incoming/ and its subfolders (each is kernel memory from the user's fs.inotify.max_user_watches); files in folders past it are found by the rescan every 60 s, said once in the log.",
+        range: 1...1_000_000, default: EngineConfiguration.defaultMaximumWatches)
     /// Chosen by measurement (docs/operations.md "Long runs: recycling").
-    static let defaultRecycleAboveMiB = 6
-    static let defaultRecycleAfterRequests = 200_000
+    static let recycleAbove = DefaultedOption.integer(
+        "recycle-above", valueName: "MIB",
+        help: "Re-execute spoold (same pid, lock held; uploads in flight finish first) once its resident memory has grown MIB MiB above its level after its first \(RecycleTrigger.defaultWarmUpRequests) requests, to give back what URLSession keeps; 0 never. See docs/operations.md 'Long runs: recycling'.",
+        range: 0...1_000_000, default: 6)
+    static let recycleAfter = DefaultedOption.integer(
+        "recycle-after", help: "Re-execute spoold after N requests at the latest, whatever its memory; 0 never.",
+        range: 0...1_000_000_000, default: 200_000)
 
     static let maximumTime = OptionSpec(
         "max-time", valueName: "SECONDS",
@@ -224,21 +228,16 @@ struct DaemonCommand {
         if urlTemplate.usesHost && host.isEmpty {
             throw ArgumentError("--url uses {host}, but this machine's host name is empty (set one with hostname(1))", command: command)
         }
-        let method = (arguments.value("method") ?? "PUT").uppercased()
+        let method = (arguments.value("method") ?? EngineConfiguration.defaultMethod).uppercased()
         guard method == "PUT" || method == "POST" else {
             throw ArgumentError("--method must be PUT or POST, not '\(arguments.value("method")!)'", command: command)
         }
-        let policy = RetryPolicy(
-            maximumAttempts: try arguments.int("max-attempts", range: 1...100) ?? 3,
-            maximumInterruptedAttempts: try arguments.int("max-interrupted", range: 1...1000)
-                ?? RetryPolicy.defaultMaximumInterruptedAttempts,
-            baseDelaySeconds: try arguments.seconds("retry-base", range: 0...86_400) ?? 1,
-            maximumBackoffSeconds: try arguments.seconds("max-backoff", range: 0...604_800) ?? 300)
+        let policy = try RetryOptions.policy(arguments)
         configuration = EngineConfiguration(
             url: urlTemplate, method: method,
-            concurrency: try arguments.int("concurrency", range: 1...256) ?? 4,
+            concurrency: try DaemonCommand.concurrency.value(in: arguments),
             policy: policy, keepDone: arguments.flag("keep-done"),
-            settleSeconds: try arguments.seconds("settle", range: 0...86_400) ?? 2,
+            settleSeconds: try DaemonCommand.settle.value(in: arguments),
             exitWhenIdle: drain, headers: try CommonOptions.headers(arguments, command: command),
             formField: try DaemonCommand.formField(arguments, command: command),
             allowedURLs: try DaemonCommand.allowedURLs(arguments, command: command),
@@ -247,8 +246,8 @@ struct DaemonCommand {
             outcomeRules: try DaemonCommand.outcomeRules(arguments, command: command),
             contentDigest: try DaemonCommand.contentDigest(arguments, command: command),
             recycle: RecycleTrigger(
-                maximumRequests: try arguments.int("recycle-after", range: 0...1_000_000_000) ?? DaemonCommand.defaultRecycleAfterRequests,
-                growthLimitKiB: (try arguments.int("recycle-above", range: 0...1_000_000) ?? DaemonCommand.defaultRecycleAboveMiB) * 1024))
+                maximumRequests: try DaemonCommand.recycleAfter.value(in: arguments),
+                growthLimitKiB: try DaemonCommand.recycleAbove.value(in: arguments) * 1024))
         configuration.multipartThreshold = s3?.partSize
         configuration.secrets = SecretRedaction(
             SecretRedaction.values(of: configuration.credentialHeaders, all: true) + SecretRedaction.values(of: configuration.headers)
@@ -263,11 +262,11 @@ struct DaemonCommand {
         configuration.directUploads = !arguments.flag("no-direct")
         allowHardLinks = arguments.flag("allow-hardlinks")
         secretFiles = arguments.values("header-file") + (s3?.credentialsFile.map { [$0.path] } ?? [])
-        configuration.maximumWatches = try arguments.int("max-watches", range: 1...1_000_000) ?? EngineConfiguration.defaultMaximumWatches
-        configuration.queueMemory = try arguments.int("queue-memory", range: 100...10_000_000) ?? EngineConfiguration.defaultQueueMemory
+        configuration.maximumWatches = try DaemonCommand.maximumWatches.value(in: arguments)
+        configuration.queueMemory = try DaemonCommand.queueMemory.value(in: arguments)
         redirects = RedirectPolicy(allowedHosts: Set(arguments.values("allow-redirect-host")))
-        timeout = try arguments.seconds("timeout", range: 0.1...86_400) ?? 300
-        idleTimeout = try arguments.seconds("idle-timeout", range: 0.1...86_400) ?? 60
+        timeout = try DaemonCommand.timeout.value(in: arguments)
+        idleTimeout = try DaemonCommand.idleTimeout.value(in: arguments)
         verbose = arguments.flag("verbose")
         curl = try CommonOptions.curlOptions(arguments, command: command)
         limitRate = try DaemonCommand.limitRate(arguments, command: command)
@@ -280,7 +279,7 @@ struct DaemonCommand {
         hooks = HookRunner.Commands(
             onSuccess: try DaemonCommand.hookCommand(arguments, "on-success", command: command),
             onFailure: try DaemonCommand.hookCommand(arguments, "on-failure", command: command),
-            timeoutSeconds: try arguments.seconds("hook-timeout", range: 0.1...86_400) ?? 60)
+            timeoutSeconds: try DaemonCommand.hookTimeout.value(in: arguments))
         hookWithheldVariables = Set(arguments.values("header-env") + AWSCredentials.environmentVariables + [RecycleHandoff.variable])
         metricsPath = arguments.value("metrics-file")
         if metricsPath?.isEmpty == true { throw ArgumentError("--metrics-file needs a path", command: command) }
@@ -340,7 +339,7 @@ struct DaemonCommand {
             if mode != nil { throw ArgumentError("--when-full needs --max-spool-size or --max-items", command: command) }
             return nil
         }
-        guard let whenFull = SpoolSizeLimit.WhenFull(rawValue: mode ?? "block") else {
+        guard let whenFull = SpoolSizeLimit.WhenFull(rawValue: mode ?? SpoolSizeLimit.WhenFull.block.rawValue) else {
             throw ArgumentError("--when-full must be block or drop-oldest, not '\(mode!)'", command: command)
         }
         return SpoolSizeLimit(bytes: bytes, items: items, whenFull: whenFull)

@@ -17,15 +17,17 @@ struct S3Options {
                    defaultDescription: "$AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else https://s3.REGION.amazonaws.com"),
         OptionSpec("s3-region", valueName: "REGION", help: "With --url s3://...: the region requests are signed for.",
                    defaultDescription: "$AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1"),
-        OptionSpec("s3-part-size", valueName: "BYTES",
-                   help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (5M-5G; K, M, G: powers of 1024), resumed after a crash or a failed attempt from SPOOL/parts/.",
-                   defaultDescription: "16M"),
+        partSize.spec,
         .flag("s3-path-style",
               help: "Address objects as ENDPOINT/BUCKET/KEY (automatic when the endpoint's host is an IP address or localhost) instead of BUCKET.host/KEY."),
         OptionSpec("s3-allow-header", kind: .repeatedValue, valueName: "NAME",
                    help: "With --url s3://...: an item's own header (sidecar, enqueue --header) that may be sent besides x-amz-meta-*, Content-Type and Content-Disposition, e.g. x-amz-storage-class or x-amz-tagging; a trailing * allows a prefix. x-amz-copy-source* never. See docs/guarantees.md 'Security model'."),
     ]
     static let maximumCredentialsFileSize = 64 * 1024
+    static let partSize = DefaultedOption.bytes(
+        "s3-part-size",
+        help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (\(ByteUnits.shortText(S3PartPlan.minimumPartSize))-\(ByteUnits.shortText(maximumPartSize)); K, M, G: powers of 1024), resumed after a crash or a failed attempt from SPOOL/parts/.",
+        range: S3PartPlan.minimumPartSize...maximumPartSize, limits: "S3's part limits", default: defaultPartSize)
 
     var target: S3Target
     var endpoint: HTTPOrigin
@@ -69,9 +71,7 @@ struct S3Options {
         }
         endpoint = origin
         pathStyle = arguments.flag("s3-path-style") || S3Target.needsPathStyle(host: origin.host)
-        partSize = try arguments.bytes(
-            "s3-part-size", range: S3PartPlan.minimumPartSize...S3Options.maximumPartSize, limits: "S3's part limits")
-            ?? S3Options.defaultPartSize
+        partSize = try S3Options.partSize.value(in: arguments)
         do {
             itemHeaders = try S3ItemHeaderRule(allowing: arguments.values("s3-allow-header"))
         } catch {
