@@ -22,7 +22,9 @@
 //                   read-only `status`; it never uploads.
 //   ArgumentKit     our small command-line parser (no package dependencies allowed); from the same
 //                   specs, the help, the manual pages (mdoc) and the bash, zsh and fish completions.
-//   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place.
+//   SpoolCLI        one type per `spoold` subcommand; errors mapped to exit codes in one place; an
+//                   option several commands have declared once, with its default (CommonOptions,
+//                   RetryOptions, S3Options; SpoolCLITests checks it).
 //   spoold          main.swift only (and the raised descriptor limit, before anything opens one).
 //   spoold-docs     writes docs/man/ (scripts/readme-cli): the command pages and spoold-spool(5).
 //   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out.
@@ -86,6 +88,8 @@ let package = Package(
             dependencies: ["SpoolCore", "SpoolSystem", "SpoolTransport", "SpoolCurlTransport", "UploadReceiver"],
             swiftSettings: swiftSettings),
         .testTarget(name: "ArgumentKitTests", dependencies: ["ArgumentKit"], swiftSettings: swiftSettings),
+        // spoold's own declarations: an option several commands have is one declaration.
+        .testTarget(name: "SpoolCLITests", dependencies: ["ArgumentKit", "SpoolCLI"], swiftSettings: swiftSettings),
         // Uses the library as a client would: through the SpoolClient product's module alone.
         .testTarget(name: "SpoolClientTests", dependencies: ["SpoolClient"], swiftSettings: swiftSettings),
         .testTarget(name: "UploadReceiverTests", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),

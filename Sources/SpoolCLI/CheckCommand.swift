@@ -37,7 +37,7 @@ struct CheckCommand: SpooldCommand {
             CommonOptions.existingSpool,
             .flag("repair", help: "Run start-up recovery now (refused while a daemon runs)."),
         ] + RetryOptions.budgetSpecsForRepair + [
-            .flag("json", help: "Print JSON instead of text."),
+            CommonOptions.json.withHelp("Print JSON instead of text."),
         ],
         positionals: [])
 

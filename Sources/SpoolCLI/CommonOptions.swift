@@ -11,10 +11,17 @@ enum CommonOptions {
         "spool", kind: .value, valueName: "DIR", help: "The spool directory; its layout is created on first use.",
         defaultDescription: "$SPOOLD_SPOOL, then ./spool")
     /// For inspection commands, which never create a spool (a typo must not make an empty one).
-    static let existingSpool = OptionSpec(
-        "spool", kind: .value, valueName: "DIR", help: "The spool directory (it must exist).",
-        defaultDescription: "$SPOOLD_SPOOL, then ./spool")
+    static let existingSpool = spool.withHelp("The spool directory (it must exist).")
+    /// `status` and `ls`; `check` and `show` say what theirs prints.
     static let json = OptionSpec.flag("json", help: "Print JSON instead of a table.")
+    /// The operator's headers (`run`, `drain`); `enqueue` says whose its are.
+    static let header = OptionSpec(
+        "header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
+        help: "A header sent with every request; an item's own headers win, except over a credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token).")
+    /// The queue's limit (`run`, `drain`); `enqueue` says what it does with it.
+    static let maximumSpoolSizeOption = OptionSpec(
+        "max-spool-size", valueName: "BYTES",
+        help: "Most disk the queue (pending and in flight) may take, counted as the blocks both files of each item take (a 16-byte item takes 8 KiB on ext4), e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...); the queue goes at most one item over it. See docs/operations.md 'A spool size limit'.")
 
     /// `--transport` and the options only libcurl has (`run`, `drain`, and `purge` for its aborts).
     static let transport = OptionSpec(

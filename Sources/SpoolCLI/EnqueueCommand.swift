@@ -25,12 +25,12 @@ struct EnqueueCommand: SpooldCommand {
         options: [
             CommonOptions.spool,
             .flag("move", help: "Rename the files into the spool instead of copying (copy + delete across file systems)."),
-            OptionSpec("header", kind: .repeatedValue, valueName: "'NAME: VALUE'", help: "A header sent with these items."),
+            CommonOptions.header.withHelp("A header sent with these items."),
             OptionSpec("field", kind: .repeatedValue, valueName: "KEY=VALUE", help: "A form field for multipart uploads."),
             OptionSpec("content-type", valueName: "TYPE", help: "Content type of these items.",
                        defaultDescription: "guessed from the file name"),
-            OptionSpec("max-spool-size", valueName: "BYTES",
-                       help: "Refuse files (exit 75) once this many payload bytes are queued, e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...)."),
+            CommonOptions.maximumSpoolSizeOption.withHelp(
+                "Refuse files (exit 75) once this many payload bytes are queued, e.g. 500M or 2G (K, M, G, T: powers of 1024, also written KiB, MiB...)."),
         ],
         positionals: [PositionalSpec("FILE", help: "Files to add.", repeating: true)])
 

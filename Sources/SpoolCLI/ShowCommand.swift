@@ -12,7 +12,7 @@ struct ShowCommand: SpooldCommand {
         Exit codes: 0 shown, 1 no item has that id, or the prefix matches several items,
         2 usage error, 3 the spool could not be read.
         """,
-        options: [CommonOptions.existingSpool, .flag("json", help: "Print the item's .json file as it is.")],
+        options: [CommonOptions.existingSpool, CommonOptions.json.withHelp("Print the item's .json file as it is.")],
         positionals: [PositionalSpec("ID", help: "The item's id, or a unique prefix of it.")])
 
     var spoolPath: String
