@@ -7,8 +7,6 @@ import SpoolStore
 /// memory, sent with every request, never written to an item's json, the index or the log.
 /// Error messages name the file, line or variable, never the value.
 enum CredentialHeaders {
-    static let maximumFileSize = 64 * 1024
-
     static func load(_ arguments: ParsedArguments, environment: [String: String], command: String) throws
         -> [String: String]
     {
@@ -33,16 +31,12 @@ enum CredentialHeaders {
 
     /// `Name: value` per line; blank lines and lines starting with `#` are skipped.
     static func parseFile(_ path: String, command: String) throws -> [(String, String)] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ArgumentError("--header-file \(path): cannot be read", command: command)
-        }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: maximumFileSize + 1)) ?? Data()
-        guard data.count <= maximumFileSize else {
-            throw ArgumentError("--header-file \(path): larger than \(maximumFileSize) bytes", command: command)
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ArgumentError("--header-file \(path): not UTF-8 text", command: command)
+        let text: String
+        switch OperatorFile.read(path) {
+        case .text(let read): text = read
+        case .unreadable: throw ArgumentError("--header-file \(path): cannot be read", command: command)
+        case .tooLarge: throw ArgumentError("--header-file \(path): larger than \(SmallText.maximumBytes) bytes", command: command)
+        case .notUTF8: throw ArgumentError("--header-file \(path): not UTF-8 text", command: command)
         }
         var headers: [(String, String)] = []
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

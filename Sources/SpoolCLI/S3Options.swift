@@ -23,7 +23,6 @@ struct S3Options {
         OptionSpec("s3-allow-header", kind: .repeatedValue, valueName: "NAME",
                    help: "With --url s3://...: an item's own header (sidecar, enqueue --header) that may be sent besides x-amz-meta-*, Content-Type and Content-Disposition, e.g. x-amz-storage-class or x-amz-tagging; a trailing * allows a prefix. x-amz-copy-source* never. See docs/guarantees.md 'Security model'."),
     ]
-    static let maximumCredentialsFileSize = 64 * 1024
     static let partSize = DefaultedOption.bytes(
         "s3-part-size",
         help: "With --url s3://...: blobs larger than this go up as a multipart upload in parts of this size (\(ByteUnits.shortText(S3PartPlan.minimumPartSize))-\(ByteUnits.shortText(maximumPartSize)); K, M, G: powers of 1024), resumed after a crash or a failed attempt from SPOOL/parts/.",
@@ -107,16 +106,15 @@ struct S3Options {
 
     /// The profile's keys in a shared credentials file.
     static func readCredentialsFile(_ file: String, profile: String, command: String) throws -> AWSCredentials {
-        guard let handle = FileHandle(forReadingAtPath: file) else {
+        let text: String
+        switch OperatorFile.read(file) {
+        case .text(let read): text = read
+        case .unreadable:
             throw ArgumentError(
                 "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or put them in \(file) (profile [\(profile)]; AWS_SHARED_CREDENTIALS_FILE and AWS_PROFILE choose another)",
                 command: command)
-        }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: maximumCredentialsFileSize + 1)) ?? Data()
-        guard data.count <= maximumCredentialsFileSize, let text = String(data: data, encoding: .utf8) else {
-            throw ArgumentError("S3 credentials file \(file): not UTF-8 text of at most \(maximumCredentialsFileSize) bytes",
-                                command: command)
+        case .tooLarge, .notUTF8:
+            throw ArgumentError("S3 credentials file \(file): not UTF-8 text of at most \(SmallText.maximumBytes) bytes", command: command)
         }
         guard let keys = AWSCredentials.sharedFileProfile(text, profile: profile) else {
             throw ArgumentError("S3 credentials file \(file) has no profile [\(profile)]", command: command)

@@ -14,17 +14,15 @@ public struct OutcomeRules: Equatable, Sendable {
     /// A 2xx answer is success only if its body satisfies this; otherwise the attempt is retryable.
     public var successJSON: JSONSuccessRule?
 
-    /// Bytes of an answer kept for `successJSON`; a longer answer fails the rule.
-    public static let answerLimit = 64 * 1024
-
     public init(retryOn: StatusList = StatusList(), finalOn: StatusList = StatusList(), successJSON: JSONSuccessRule? = nil) {
         self.retryOn = retryOn
         self.finalOn = finalOn
         self.successJSON = successJSON
     }
 
-    /// How much of each answer the transport must keep for these rules (0: none).
-    public var answerBytesNeeded: Int { successJSON == nil ? 0 : OutcomeRules.answerLimit }
+    /// How much of each answer the transport must keep for these rules (0: none): a small text's
+    /// cap (`SmallText`); a longer answer fails the rule.
+    public var answerBytesNeeded: Int { successJSON == nil ? 0 : SmallText.maximumBytes }
 
     /// A status in both lists would have two classes.
     public var conflictingStatuses: [Int] { retryOn.statuses.intersection(finalOn.statuses).sorted() }
@@ -42,7 +40,7 @@ public struct OutcomeRules: Equatable, Sendable {
         } else if finalOn.contains(status) {
             judged.ruledClass = .final
         } else if (200..<300).contains(status), let successJSON,
-                  let failure = successJSON.failure(body: answer.body ?? [], truncated: answer.bodyTruncated, limit: OutcomeRules.answerLimit)
+                  let failure = successJSON.failure(body: answer.body ?? [], truncated: answer.bodyTruncated, limit: SmallText.maximumBytes)
         {
             judged.ruledClass = .retryable
             judged.ruleFailure = failure

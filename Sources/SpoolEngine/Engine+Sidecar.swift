@@ -18,7 +18,7 @@ extension Engine {
     /// Reads the sidecar of incoming/`name`, if it has one.
     func readSidecar(of name: String) throws -> SidecarFile? {
         let sidecarName = name + SpoolFolder.sidecarSuffix
-        guard let read = try spool.readIncomingSidecar(sidecarName, limit: Sidecar.maximumSize) else { return nil }
+        guard let read = try spool.readIncomingSidecar(sidecarName, limit: SmallText.maximumBytes) else { return nil }
         return SidecarFile(name: sidecarName, bytes: read.bytes, owner: read.owner)
     }
 

@@ -9,8 +9,6 @@ import SpoolCore
 /// ```
 /// Unknown keys are an error, so that a typo is reported instead of silently ignored.
 public struct Sidecar: Equatable, Sendable {
-    public static let maximumSize = 64 * 1024
-
     public var contentType: String?
     public var headers: [String: String]
     public var fields: [String: String]
@@ -27,7 +25,7 @@ public struct Sidecar: Equatable, Sendable {
     }
 
     public static func parse(_ bytes: [UInt8]) throws -> Sidecar {
-        guard bytes.count <= maximumSize else { throw MetadataError("sidecar is larger than \(maximumSize) bytes") }
+        guard bytes.count <= SmallText.maximumBytes else { throw MetadataError("sidecar is larger than \(SmallText.maximumBytes) bytes") }
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
             throw MetadataError("sidecar is not a JSON object")
         }

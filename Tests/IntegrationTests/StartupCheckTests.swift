@@ -25,6 +25,42 @@ final class StartupCheckTests: TransportTestCase {
         }
     }
 
+    /// `--header-file` and the shared credentials file are read whole under the one cap on small
+    /// texts (64 KiB, as a sidecar and a `--success-json` answer): a file of exactly that is
+    /// read, a larger one or one that is not UTF-8 is a usage error that names it.
+    func testOperatorFiles_overTheSmallTextCap_orNotUTF8_areUsageErrors() throws {
+        let spool = try TestSpool(self)
+        func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+            let path = spool.root + "/" + name
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            XCTAssertEqual(chmod(path, 0o600), 0)
+            return path
+        }
+        let header = Array("X-Token: t\n".utf8)
+        let comment = Array("# ".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 65536 - header.count - 3) + [10]
+        let exactly = try file("exactly", header + comment)
+        let over = try file("over", header + comment + [10])
+        let latin1 = try file("latin1", Array("X-Name: ".utf8) + [0xE9, 10])
+        let drain = ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:9/", "--settle", "0"]
+
+        let read = try SpooldProcess.run(drain + ["--header-file", exactly])
+        XCTAssertEqual(read.exitCode, 0, read.stderr)
+        for (path, words) in [(over, "larger than 65536 bytes"), (latin1, "not UTF-8 text")] {
+            let refused = try SpooldProcess.run(drain + ["--header-file", path])
+            XCTAssertEqual(refused.exitCode, 2, refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("--header-file \(path): \(words)"), refused.stderr)
+        }
+
+        let environment = [
+            "HOME": spool.root, "AWS_SHARED_CREDENTIALS_FILE": over, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+            "AWS_PROFILE": "",
+        ]
+        let credentials = try SpooldProcess.run(
+            ["drain", "--spool", spool.path, "--url", "s3://bucket/", "--s3-endpoint", "http://127.0.0.1:9"], environment: environment)
+        XCTAssertEqual(credentials.exitCode, 2, credentials.stderr)
+        XCTAssertTrue(credentials.stderr.contains("S3 credentials file \(over): not UTF-8 text of at most 65536 bytes"), credentials.stderr)
+    }
+
     /// The shared credentials file was read whoever could read or change it; a file of secrets
     /// that others may read, or that another user owns, is now said at start (a warning: the
     /// file is the operator's to place). The same for `--header-file`.

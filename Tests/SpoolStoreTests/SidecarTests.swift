@@ -42,8 +42,8 @@ final class SidecarTests: XCTestCase {
     }
 
     func testOversize() {
-        let big = #"{"fields": {"x": ""# + String(repeating: "a", count: Sidecar.maximumSize) + #""}}"#
-        assertRejected(big, mentions: ["larger than \(Sidecar.maximumSize)"])
+        let big = #"{"fields": {"x": ""# + String(repeating: "a", count: SmallText.maximumBytes) + #""}}"#
+        assertRejected(big, mentions: ["larger than \(SmallText.maximumBytes)"])
     }
 
     func testHeaderValues_breakingTheGrammar_areRefused_withWhy() {
