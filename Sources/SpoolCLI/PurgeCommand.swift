@@ -12,7 +12,7 @@ struct PurgeCommand: SpooldCommand {
         discussion: """
         Items being uploaded (inflight/) are refused while a daemon runs; stop it first.
         An item with an S3 multipart upload in progress has it aborted (AbortMultipartUpload,
-        signed with the credentials from the environment, up to 8 at once, at most 10 s each);
+        signed with the credentials from the environment, up to \(S3UploadAbort.concurrency) at once, at most \(Int(abortSeconds)) s each);
         the item is purged whether or not the store answers, and an abort it did not confirm
         stays owed in SPOOL/parts/aborts.log for the daemon to send at its next start. For a
         store behind a private CA, give the daemon's --transport curl --cacert FILE (or --capath DIR).
@@ -23,6 +23,9 @@ struct PurgeCommand: SpooldCommand {
             CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.http11,
         ],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
+
+    /// Each abort's deadline, as the help says.
+    static let abortSeconds = 10.0
 
     var spoolPath: String
     var ids: [String]
@@ -88,7 +91,7 @@ struct PurgeCommand: SpooldCommand {
             S3UploadAbort.Upload(
                 uploadID: abort.uploadID, url: abort.url, id: abort.id, signer: SigV4Signer(credentials: credentials, region: abort.region))
         }
-        let timeout = 10.0
+        let timeout = PurgeCommand.abortSeconds
         let transport: any UploadTransport = if let curl {
             CurlTransport(deadlineSeconds: timeout, idleSeconds: timeout, connections: S3UploadAbort.concurrency, options: curl)
         } else {
