@@ -19,8 +19,8 @@ struct CheckCommand: SpooldCommand {
         index.wal belong, which recovery sets aside in corrupt/), items in inflight/ while no daemon runs,
         unreadable or malformed .json files, blobs whose size differs from their .json, and
         names in the state folders that are not items, and S3 multipart uploads spoold gave up but
-        has not yet aborted (SPOOL/parts/aborts.log: the daemon sends those aborts, and again at
-        each start; --repair does not). Without --repair nothing is changed; while
+        has not yet aborted, and tus uploads not yet terminated (SPOOL/parts/aborts.log: the
+        daemon sends those requests, and again at each start; --repair does not). Without --repair nothing is changed; while
         a daemon runs, transitions in progress may show up as problems.
         --repair takes the daemon lock and runs the same recovery a daemon start runs, sets the
         names in the state folders that are not items aside in corrupt/ (a daemon leaves them
@@ -176,7 +176,13 @@ struct CheckCommand: SpooldCommand {
         }
         var problems = index + corrupt + recovery + staging + interrupted
         let abortLog = spool.partLogs.aborts.scan()
-        for abort in abortLog.owed {
+        for abort in abortLog.owed where abort.kind == .tusTermination {
+            problems.append(Problem(
+                kind: "abort",
+                message: "tus upload \(abort.uploadID) of \(abort.id) (\(abort.url)) was given up at \(abort.since.iso8601) and is not terminated yet; "
+                    + (daemonRuns ? "the daemon sends its termination until the server confirms" : "the next daemon start sends its termination")))
+        }
+        for abort in abortLog.owed where abort.kind == .s3Multipart {
             problems.append(Problem(
                 kind: "abort",
                 message: "multipart upload \(abort.uploadID) of \(abort.id) (\(abort.url)) was given up at \(abort.since.iso8601) and is not aborted yet; "

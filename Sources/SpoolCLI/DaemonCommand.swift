@@ -55,7 +55,7 @@ struct DaemonCommand {
             options: [
                 CommonOptions.spool,
                 OptionSpec("url", valueName: "URL",
-                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same), {id} and {host} (this machine's host name, read at start) are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see docs/s3.md 'S3-compatible object stores').",
+                           help: "Where to upload. A URL ending in '/' gets the original name appended: the file's path below incoming/ (each segment percent-encoded, slashes kept); {name} (the same), {id} and {host} (this machine's host name, read at start) are substituted, and so are {date} (YYYY-MM-DD), {year}, {month}, {day} and {hour} of the item's creation time in UTC (from its json, so every retry gets the same URL); any other {word} is a usage error. s3://BUCKET/PREFIX uploads to an S3-compatible store (see docs/s3.md 'S3-compatible object stores'); tus+https://HOST/PATH/ (or tus+http://) makes each item a resumable tus 1.0 upload created at https://HOST/PATH/, with no name appended (see docs/tus.md).",
                            defaultDescription: "$SPOOLD_URL"),
                 method, concurrency.spec,
             ] + RetryOptions.specs + [
@@ -78,7 +78,10 @@ struct DaemonCommand {
                            help: "Send an RFC 9530 Content-Digest header computed over the exact body sent (multipart included). ALGORITHM: sha-256.",
                            completion: .choices(ContentDigest.allCases.map(\.rawValue))),
                 OptionSpec("allow-redirect-host", kind: .repeatedValue, valueName: "HOST",
-                           help: "A host a 307/308 redirect may lead to besides the upload URL's own origin."),
+                           help: "A host a 307/308 redirect may lead to besides the upload URL's own origin; with a tus+ URL also a host the server's upload URLs may be on."),
+                OptionSpec("tus-chunk-size", valueName: "BYTES",
+                           help: "With a tus+ URL: most bytes one request carries (64K-4G; K, M, G: powers of 1024). A kill -9 or a dropped connection costs at most one chunk sent again, on a server that keeps only whole requests.",
+                           defaultDescription: "16M"),
                 OptionSpec("allow-url", kind: .repeatedValue, valueName: "PREFIX",
                            help: "An item's own \"url\" (sidecar) is used only if it starts with such a prefix."),
                 OptionSpec("success-json", valueName: "PATH=VALUE",
@@ -175,6 +178,9 @@ struct DaemonCommand {
     var s3: S3Options?
     /// `--transport curl`: libcurl's options; nil: URLSession.
     var curl: CurlOptions?
+    /// With a tus+ URL, `--tus-chunk-size`: most bytes one request carries; nil otherwise.
+    var tusChunkSize: Int64?
+    static let tusChunkSizes: ClosedRange<Int64> = (64 << 10)...(4 << 30)
     /// `--limit-rate`: body bytes per second for the whole daemon, whichever the transport, one
     /// rate or a timetable; nil: no limit.
     var limitRate: RateTimetable?
@@ -199,14 +205,27 @@ struct DaemonCommand {
             throw ArgumentError("no upload URL: give --url URL or set SPOOLD_URL", command: command)
         }
         let lower = url.lowercased()
+        let isTus = lower.hasPrefix("tus+http://") || lower.hasPrefix("tus+https://")
+        if isTus {
+            for option in ["form", "method", "content-digest", "success-json"] where arguments.value(option) != nil {
+                throw ArgumentError(
+                    "--\(option) cannot be used with a tus+ URL (tus sends its own requests: POST, HEAD and PATCH of the bytes; the server's checksum extension covers each PATCH)",
+                    command: command)
+            }
+        } else if arguments.value("tus-chunk-size") != nil {
+            throw ArgumentError("--tus-chunk-size needs a tus+http:// or tus+https:// URL", command: command)
+        }
+        let endpoint = isTus ? String(url.dropFirst(4)) : url
         if S3Target.isS3(url) {
             s3 = try S3Options(url: url, arguments, environment: context.environment, command: command)
             if arguments.value("form") != nil || (arguments.value("method").map { $0.uppercased() != "PUT" } ?? false) {
                 throw ArgumentError("--form and --method POST cannot be used with an s3:// URL (objects are sent with PUT)", command: command)
             }
         } else {
-            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), url.count > 8, !url.contains(" ") else {
-                throw ArgumentError("--url '\(url)' is not an http://, https:// or s3:// URL", command: command)
+            let lowerEndpoint = endpoint.lowercased()
+            guard lowerEndpoint.hasPrefix("http://") || lowerEndpoint.hasPrefix("https://"), endpoint.count > 8, !endpoint.contains(" ") else {
+                throw ArgumentError(
+                    "--url '\(url)' is not an http://, https://, s3://, tus+http:// or tus+https:// URL", command: command)
             }
             for option in ["s3-endpoint", "s3-region", "s3-part-size"] where arguments.value(option) != nil {
                 throw ArgumentError("--\(option) needs an s3:// URL", command: command)
@@ -216,13 +235,13 @@ struct DaemonCommand {
                 throw ArgumentError("--s3-allow-header needs an s3:// URL", command: command)
             }
             do {
-                try URLTemplate.validate(url)
+                try URLTemplate.validate(endpoint)
             } catch {
                 throw ArgumentError("--url: \(error)", command: command)
             }
         }
         let host = HostName.current()
-        let urlTemplate = s3?.urlTemplate(host: host) ?? URLTemplate(url, host: host)
+        let urlTemplate = s3?.urlTemplate(host: host) ?? URLTemplate(endpoint, host: host, appendsName: !isTus)
         if urlTemplate.usesHost && host.isEmpty {
             throw ArgumentError("--url uses {host}, but this machine's host name is empty (set one with hostname(1))", command: command)
         }
@@ -247,6 +266,9 @@ struct DaemonCommand {
                 maximumRequests: try DaemonCommand.recycleAfter.value(in: arguments),
                 growthLimitKiB: try DaemonCommand.recycleAbove.value(in: arguments) * 1024))
         configuration.multipartThreshold = s3?.partSize
+        configuration.tusUploads = isTus
+        tusChunkSize = isTus
+            ? try arguments.bytes("tus-chunk-size", range: DaemonCommand.tusChunkSizes) ?? TusTransport.defaultChunkSize : nil
         configuration.secrets = SecretRedaction(
             SecretRedaction.values(of: configuration.credentialHeaders, all: true) + SecretRedaction.values(of: configuration.headers)
                 + [s3?.credentials.secretAccessKey, s3?.credentials.sessionToken].compactMap { $0 })
@@ -455,7 +477,7 @@ struct DaemonCommand {
                 engine.resume(from: handoff.summary, startedAt: startedAt)
                 log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
             } else {
-                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl")\(sizeSettings))")
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(tusChunkSize == nil ? "" : "tus+")\(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(tusChunkSize.map { "tus in requests of at most \(ByteUnits.exactText($0))" } ?? configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl")\(sizeSettings))")
             }
             let summary: RunSummary
             do {
@@ -519,6 +541,16 @@ struct DaemonCommand {
             http = URLSessionTransport(
                 concurrency: connections, deadlineSeconds: timeout, idleSeconds: idleTimeout,
                 redirects: redirects, answerLimit: configuration.outcomeRules.answerBytesNeeded, rate: rate)
+        }
+        if let tusChunkSize {
+            // Each tus request is one attempt of the HTTP transport; the operator's headers also go
+            // with the requests of no item (OPTIONS and DELETE of a termination owed).
+            let settings = TusTransport.Settings(
+                chunkSize: tusChunkSize, allowedHosts: redirects.allowedHosts,
+                headers: configuration.headers.merging(configuration.credentialHeaders) { $1 }, terminationDeadlineSeconds: min(timeout, 30))
+            return TusTransport(wrapping: http, settings: settings, clock: context.clock, pacer: pacer) { endpoint, offered in
+                log.info("tus server at \(endpoint) offers: \(offered.summary)")  // redacted by EventLog
+            }
         }
         // S3 signs each attempt (each multipart step), then hands it to the HTTP transport.
         return s3.map {

@@ -103,8 +103,9 @@ struct ListCommand: SpooldCommand {
                 a.outcome == "success" ? "" : (a.httpStatus.map { "HTTP \($0)" } ?? a.error ?? a.outcome)
             } ?? ""
         } else { lastError = "unreadable metadata" }
-        // A multipart upload in progress: the parts its log holds.
+        // A multipart upload in progress: the parts its log holds; a tus upload: the bytes it noted.
         let progress = logged.contains(item.id) ? spool.partLogs.state(of: item.id) : nil
+        let tus = logged.contains(item.id) && progress == nil ? spool.partLogs.tusState(of: item.id) : nil
         let age = item.id.createdAt.map { $0.seconds(until: now) } ?? 0
         let size = item.blobSize ?? metadata?.size ?? 0
         let name = metadata?.originalName ?? directName.map(FileName.display)
@@ -117,11 +118,12 @@ struct ListCommand: SpooldCommand {
             object["partsDone"] = progress.parts.count
             object["partsTotal"] = progress.plan.partCount
         }
+        if let tus { object["tusOffset"] = tus.offset }
         if item.location.state == .pending, let due = item.jsonModified { object["nextDue"] = due.iso8601 }
         let text = [
             item.id.rawValue, item.location.state.rawValue, "\(item.location.attempt)", Output.bytes(size), Output.age(age),
-            oneLine(progress.map { "parts \($0.parts.count)/\($0.plan.partCount)" + (lastError.isEmpty ? "" : "; " + lastError) }
-                    ?? lastError, max: 80),
+            oneLine((progress.map { "parts \($0.parts.count)/\($0.plan.partCount)" } ?? tus.map { "tus \(Output.bytes($0.offset)) sent" })
+                        .map { $0 + (lastError.isEmpty ? "" : "; " + lastError) } ?? lastError, max: 80),
             // Last, so a name of wide characters shifts no other column; escaped, so a name with
             // a newline or an escape sequence stays on its line.
             name.map(LogEscaping.line) ?? "",

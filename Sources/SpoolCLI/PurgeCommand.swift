@@ -14,8 +14,11 @@ struct PurgeCommand: SpooldCommand {
         An item with an S3 multipart upload in progress has it aborted (AbortMultipartUpload,
         signed with the credentials from the environment, up to \(S3UploadAbort.concurrency) at once, at most \(Int(abortSeconds)) s each);
         the item is purged whether or not the store answers, and an abort it did not confirm
-        stays owed in SPOOL/parts/aborts.log for the daemon to send at its next start. For a
-        store behind a private CA, give the daemon's --transport curl --cacert FILE (or --capath DIR).
+        stays owed in SPOOL/parts/aborts.log for the daemon to send at its next start. An item
+        with a tus upload has it terminated (DELETE of its upload URL, at most 10 s) when the
+        server offers termination (asked with OPTIONS first); a termination not confirmed stays
+        owed the same way. For a server behind a private CA, give the daemon's --transport curl
+        --cacert FILE (or --capath DIR).
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
         options: [
@@ -72,9 +75,31 @@ struct PurgeCommand: SpooldCommand {
             context.complain("\(id): its multipart upload cannot be recorded for an abort (\(why)); a lifecycle rule cleans it up (docs/s3.md)")
         }
         let code = try selection.commit(transitions, on: spool, verb: "purged", context: context)
-        abortMultipartUploads(owed, spool: spool, context: context)
+        abortMultipartUploads(owed.filter { $0.kind == .s3Multipart }, spool: spool, context: context)
+        terminateTusUploads(owed.filter { $0.kind == .tusTermination }, spool: spool, context: context)
         for (id, _) in unrecorded { spool.partLogs.remove(id) }
         return code
+    }
+
+    /// Sends the owed tus terminations (an OPTIONS, then a DELETE where the server offers
+    /// termination; each bounded); those confirmed are recorded as done, the others stay owed.
+    private func terminateTusUploads(_ owed: [OwedAbort], spool: Spool, context: CommandContext) {
+        guard !owed.isEmpty else { return }
+        let timeout = 10.0
+        let transport: any UploadTransport = if let curl {
+            CurlTransport(deadlineSeconds: timeout, idleSeconds: timeout, connections: S3UploadAbort.concurrency, options: curl)
+        } else {
+            S3UploadAbort.urlSessionTransport(for: owed.count, timeoutSeconds: timeout)
+        }
+        defer { (transport as? CurlTransport)?.shutdown() }
+        let confirmed = TusTransport.terminate(owed, transport: transport, clock: context.clock, timeoutSeconds: timeout)
+        for (termination, ok) in zip(owed, confirmed) {
+            if ok {
+                try? spool.partLogs.aborts.confirmed(termination.uploadID)
+            } else {
+                context.complain("\(termination.id): the tus server did not confirm terminating its upload \(termination.uploadID); it stays owed (SPOOL/parts/\(AbortLog.fileName)) and the daemon sends it at its next start")
+            }
+        }
     }
 
     /// Sends the owed aborts (several at once, each bounded); those the store confirms are

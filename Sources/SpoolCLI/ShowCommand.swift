@@ -89,6 +89,10 @@ struct ShowCommand: SpooldCommand {
 
     /// The progress of the item's multipart upload, when it has a part log.
     private func printParts(of id: ItemID, in spool: Spool, context: CommandContext) {
+        if let (tus, offset) = spool.partLogs.tusState(of: id) {
+            context.print("tus       \(Output.bytes(offset)) of \(Output.bytes(tus.size)) acknowledged when last noted (upload \(tus.uploadURL))")
+            return
+        }
         guard let upload = spool.partLogs.state(of: id) else { return }
         context.print("parts     \(upload.parts.count)/\(upload.plan.partCount) done, \(Output.bytes(upload.partSize)) each (S3 multipart upload \(upload.uploadID))")
     }

@@ -20,9 +20,9 @@ struct StatusCommand: SpooldCommand {
         class (http 4xx, http 5xx, http other, network, refused, interrupted, sidecar, blob
         missing, blob changed, metadata, other). --json has them as "pendingByAge" and
         "failedByReason". "full" says whether a daemon's --max-spool-size is reached.
-        "aborts" counts the S3 multipart uploads spoold gave up and still has to abort
-        (SPOOL/parts/aborts.log), with the oldest; a daemon sends them, again and again while
-        the store does not confirm, and again at each start.
+        "aborts" counts the S3 multipart uploads spoold gave up and still has to abort, and the
+        tus uploads it still has to terminate (SPOOL/parts/aborts.log), with the oldest; a daemon
+        sends them, again and again while the server does not confirm, and again at each start.
         "requests" whether the endpoint throttles the daemon, and the request rate it allows.
         "window" whether the daemon holds its uploads outside its --upload-window windows, and
         until when: "paused until 22:00" on the daemon's local clock.
@@ -209,8 +209,8 @@ struct StatusCommand: SpooldCommand {
         }
         if let oldest = owedAborts.first {
             context.print(
-                "aborts   \(owedAborts.count) S3 multipart upload(s) given up and still to abort (parts/\(AbortLog.fileName)), oldest since \(oldest.since.iso8601); "
-                    + (daemon == nil ? "the next daemon start sends them" : "the daemon sends them until the store confirms"))
+                "aborts   \(owedAborts.count) \(StatusCommand.owedKinds(owedAborts)) given up and still to end (parts/\(AbortLog.fileName)), oldest since \(oldest.since.iso8601); "
+                    + (daemon == nil ? "the next daemon start sends them" : "the daemon sends them until the server confirms"))
         }
         if !summary.strays.isEmpty {
             context.print("strays   \(summary.strayCount) file(s) that are not items, e.g. \(summary.strays[0])")
@@ -229,5 +229,13 @@ struct StatusCommand: SpooldCommand {
         if let items = limit?.items { limits.append("--max-items \(items) (\(queued.items * 100 / max(1, items))%)") }
         if !limits.isEmpty { line += "; the daemon's " + limits.joined(separator: ", ") }
         return line
+    }
+
+    /// What the owed requests end: `S3 multipart upload(s)`, `tus upload(s)`, or both.
+    static func owedKinds(_ owed: [OwedAbort]) -> String {
+        let kinds = Set(owed.map(\.kind))
+        if kinds == [.tusTermination] { return "tus upload(s)" }
+        if kinds == [.s3Multipart] { return "S3 multipart upload(s)" }
+        return "S3 multipart and tus upload(s)"
     }
 }

@@ -5,7 +5,8 @@
 /// escaped as there (`PartLogCodec.escape`):
 ///
 ///     abort <since, ms since 1970> <item id> <region> <upload id> <object URL>
-///     aborted <upload id>
+///     terminate <since, ms since 1970> <item id> <tus upload URL> <tus endpoint URL>
+///     aborted <upload id or tus upload URL>
 ///
 /// An `abort` record is written (and fsynced) before the part log that named the upload goes; an
 /// `aborted` record once the store confirmed it. What is owed is every `abort` without a later
@@ -31,8 +32,13 @@ public enum AbortLogCodec {
     }
 
     public static func encodeOwed(_ abort: OwedAbort) -> [UInt8]? {
-        let payload = "abort \(abort.since.millisecondsSinceEpoch) \(abort.id) \(PartLogCodec.escape(abort.region)) "
-            + "\(PartLogCodec.escape(abort.uploadID)) \(PartLogCodec.escape(abort.url))"
+        let payload = switch abort.kind {
+        case .s3Multipart:
+            "abort \(abort.since.millisecondsSinceEpoch) \(abort.id) \(PartLogCodec.escape(abort.region)) "
+                + "\(PartLogCodec.escape(abort.uploadID)) \(PartLogCodec.escape(abort.url))"
+        case .tusTermination:
+            "terminate \(abort.since.millisecondsSinceEpoch) \(abort.id) \(PartLogCodec.escape(abort.uploadID)) \(PartLogCodec.escape(abort.url))"
+        }
         return payload.utf8.count <= IndexLogCodec.maximumPayloadLength ? IndexLogCodec.encode(payload: payload) : nil
     }
 
@@ -63,6 +69,12 @@ public enum AbortLogCodec {
             {
                 owed.removeAll { $0.uploadID == uploadID }
                 owed.append(OwedAbort(id: id, region: region, uploadID: uploadID, url: url, since: Timestamp(millisecondsSinceEpoch: ms)))
+            } else if fields.count == 5, fields[0] == "terminate", let ms = Int64(fields[1]), let id = ItemID(fields[2]),
+                      let uploadURL = PartLogCodec.unescape(fields[3]), !uploadURL.isEmpty, let endpoint = PartLogCodec.unescape(fields[4])
+            {
+                owed.removeAll { $0.uploadID == uploadURL }
+                owed.append(OwedAbort(
+                    tusTerminationOf: id, uploadURL: uploadURL, endpoint: endpoint, since: Timestamp(millisecondsSinceEpoch: ms)))
             } else if fields.count == 2, fields[0] == "aborted", let uploadID = PartLogCodec.unescape(fields[1]) {
                 owed.removeAll { $0.uploadID == uploadID }
                 scan.confirmed += 1

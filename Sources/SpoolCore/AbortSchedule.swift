@@ -94,7 +94,7 @@ public struct AbortSchedule: Sendable {
 
     /// What the store's answer to one abort means (also for `purge`, which sends its own).
     public static func judge(_ outcome: UploadOutcome) -> Verdict {
-        if let status = outcome.answer?.status, (200..<300).contains(status) || status == 404 { return .confirmed }
+        if let status = outcome.answer?.status, (200..<300).contains(status) || status == 404 || status == 410 { return .confirmed }
         if outcome.isCancelled { return .retry }
         let judged = S3ErrorClassifier.judge(outcome)
         switch judged.class {

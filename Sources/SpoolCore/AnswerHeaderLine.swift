@@ -1,6 +1,6 @@
 /// One line of an answer's head as libcurl hands it to a header callback, reduced to what an
 /// attempt keeps: a status line (a new response begins, e.g. after `100 Continue`) or the value
-/// of `Retry-After`, `Location`, `ETag` or `Content-Length`.
+/// of `Retry-After`, `Location`, `ETag`, `Content-Length` or one of the tus headers (`TusHeaders`).
 ///
 /// Read from the bytes in place: the callback runs for every header line of every answer, and
 /// building a `String` per line (lowercased, trimmed by Foundation) was ~5 % of the curl
@@ -11,6 +11,7 @@ public enum AnswerHeaderLine: Equatable, Sendable {
     case location(String)
     case etag(String)
     case contentLength(String)
+    case tus(TusHeaders.Field, String)
     /// Any other header, a malformed line or the blank line ending the head.
     case other
 
@@ -40,12 +41,30 @@ public enum AnswerHeaderLine: Equatable, Sendable {
             make = AnswerHeaderLine.etag
         } else if AnswerHeaderLine.isName(name, "content-length") {
             make = AnswerHeaderLine.contentLength
+        } else if let field = AnswerHeaderLine.tusField(name) {
+            make = { AnswerHeaderLine.tus(field, $0) }
         } else {
             self = .other
             return
         }
         let value = String(decoding: line[(colon + 1)...], as: UTF8.self)
         self = make(AnswerHeaderLine.trimmed(value))
+    }
+
+    /// The tus header `name` is, if it is one: looked for only among names of their lengths that
+    /// start with `t` or `u`, so other headers cost one or two comparisons.
+    private static func tusField(_ name: UnsafeBufferPointer<UInt8>) -> TusHeaders.Field? {
+        guard name.count >= 11, name.count <= 22, let first = name.first, first | 0x20 == UInt8(ascii: "t") || first | 0x20 == UInt8(ascii: "u")
+        else { return nil }
+        for field in TusHeaders.Field.allCases where field.rawValue.utf8.count == name.count {
+            let matches = field.rawValue.utf8.withContiguousStorageIfAvailable { lowercase in
+                zip(name, lowercase).allSatisfy { byte, expected in
+                    (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
+                }
+            } ?? false
+            if matches { return field }
+        }
+        return nil
     }
 
     private static func hasPrefix(_ bytes: UnsafeBufferPointer<UInt8>, _ prefix: StaticString) -> Bool {
@@ -68,6 +87,8 @@ public enum AnswerHeaderLine: Equatable, Sendable {
     /// `value` without white space at either end: the set of swift-corelibs-foundation's
     /// `.whitespacesAndNewlines`, which is Unicode's White_Space property plus U+200B (ZERO WIDTH
     /// SPACE, a space separator in older Unicode versions).
+    public static func trimmedValue(_ value: String) -> String { trimmed(value) }
+
     static func trimmed(_ value: String) -> String {
         let scalars = value.unicodeScalars
         guard let first = scalars.firstIndex(where: { !isSpace($0) }) else { return "" }

@@ -12,6 +12,11 @@ public struct HTTPAnswer: Equatable, Sendable {
     public var etag: String?
     /// The answer's `Content-Length` header: for a HEAD, the size of the object.
     public var contentLength: Int64?
+    /// The answer's `Location` header, for a 2xx only: a tus creation's upload URL (a redirect's
+    /// is the attempt's business, never the answer's).
+    public var location: String?
+    /// The tus headers of the answer, when it has any (`TusHeaders`).
+    public var tus: TusHeaders?
     /// Seconds from a `Retry-After` header, already resolved against the answer's time.
     public var retryAfterSeconds: Double?
     /// The class the endpoint's rules gave this answer (`OutcomeRules`: `--retry-on`,

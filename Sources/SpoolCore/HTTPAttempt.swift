@@ -223,6 +223,8 @@ public struct HTTPAttempt: Sendable {
         var answer = HTTPAnswer(status: status, excerpt: excerpt)
         answer.etag = transfer.head?.etag
         answer.contentLength = transfer.head?.contentLength
+        answer.tus = transfer.head?.tus
+        if (200..<300).contains(status) { answer.location = transfer.head?.location }
         answer.retryAfterSeconds = transfer.head?.retryAfter.flatMap { RetryAfter.seconds(from: $0, now: date) }
         if request.answerKeep > 0 {
             answer.body = Array(transfer.kept.prefix(request.answerKeep))

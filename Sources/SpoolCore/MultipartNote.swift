@@ -1,8 +1,10 @@
-/// What an S3 multipart upload tells the daemon while its attempt runs, for the log and the
-/// metrics: nothing in here steers the item (its attempt's outcome does that).
+/// What an S3 multipart upload (or a tus upload) tells the daemon while its attempt runs, for
+/// the log and the metrics: nothing in here steers the item (its attempt's outcome does that).
 public enum MultipartNote: Equatable, Sendable {
     /// A recorded upload found open and taken up again.
     case resumed(Resume)
+    /// A recorded tus upload found on the server and taken up again.
+    case tusResumed(TusResume)
     /// The upload's parts are thrown away and a new upload begins.
     case startedOver(StartOver)
     /// A completion in doubt was checked with the store (`MultipartCompletionCheck`).
@@ -28,6 +30,17 @@ public enum MultipartNote: Equatable, Sendable {
         }
     }
 
+    public struct TusResume: Equatable, Sendable {
+        public var uploadURL: String
+        public var length: Int64
+        /// Bytes the server holds (its `Upload-Offset`): never sent again.
+        public var offset: Int64
+
+        public init(uploadURL: String, length: Int64, offset: Int64) {
+            (self.uploadURL, self.length, self.offset) = (uploadURL, length, offset)
+        }
+    }
+
     public struct StartOver: Equatable, Sendable {
         public enum Reason: String, Sendable, CaseIterable {
             /// The store no longer has the upload (NoSuchUpload: aborted, expired, lost) and did not make the object.
@@ -45,10 +58,13 @@ public enum MultipartNote: Equatable, Sendable {
         /// Parts of the old upload the store had accepted, and their bytes: sent for nothing.
         public var discardedParts: Int
         public var discardedBytes: Int64
+        /// A tus upload's (`oldUploadID` is its upload URL; no parts).
+        public var isTus = false
 
-        public init(reason: Reason, detail: String, oldUploadID: String, discardedParts: Int, discardedBytes: Int64) {
+        public init(reason: Reason, detail: String, oldUploadID: String, discardedParts: Int, discardedBytes: Int64, isTus: Bool = false) {
             (self.reason, self.detail, self.oldUploadID, self.discardedParts, self.discardedBytes) =
                 (reason, detail, oldUploadID, discardedParts, discardedBytes)
+            self.isTus = isTus
         }
     }
 

@@ -1,12 +1,16 @@
-/// The records of a multipart upload's part log (`SPOOL/parts/<id>.log`): what survives a crash
-/// of an S3 multipart upload (its upload id and the parts the store accepted).
+/// The records of an item's part log (`SPOOL/parts/<id>.log`): what survives a crash of an S3
+/// multipart upload (its upload id and the parts the store accepted), or of a tus upload (its
+/// upload URL).
 ///
 /// The framing is the index's (`IndexLogCodec`: `R <len> <crc> <payload>\n`, CRC-32C checked,
 /// readable with `cat`). The first record names the upload, each later one a part the store
-/// accepted:
+/// accepted, or how far a tus server got:
 ///
 ///     upload <blob size> <part size> <region> <upload id> <object URL>
 ///     part <number> <ETag>
+///
+///     tus <blob size> <upload URL> <endpoint URL>
+///     offset <bytes the server acknowledged>
 ///
 /// Variable fields are escaped (`%`, space, control bytes and bytes over 0x7E as `%XX`), so a
 /// payload never holds a space inside a field, a `\n` or a NUL.
@@ -38,16 +42,25 @@ public enum PartLogCodec {
     }
 
     public struct Scan: Equatable, Sendable {
+        /// An S3 multipart upload's.
         public var state: State?
+        /// A tus upload's.
+        public var tus: TusUploadRecord?
+        /// The last `offset` record of a tus upload's log (0 without one).
+        public var tusOffset: Int64 = 0
         /// Bytes of good records from the start; the rest is a tail to truncate before appending.
         public var validLength: Int
         /// No upload, and not one whole line: the file was cut while its first record was being
         /// written (a crash before the upload id was durable), not damaged later.
         public var isTornStart: Bool
 
-        public init(state: State?, validLength: Int, isTornStart: Bool = false) {
+        public init(state: State?, validLength: Int, isTornStart: Bool = false, tus: TusUploadRecord? = nil, tusOffset: Int64 = 0) {
             (self.state, self.validLength, self.isTornStart) = (state, validLength, isTornStart)
+            (self.tus, self.tusOffset) = (tus, tusOffset)
         }
+
+        /// Whether the first record names an upload (of either kind).
+        public var namesUpload: Bool { state != nil || tus != nil }
     }
 
     /// The first record. Fields longer than the framing allows make it nil (the upload then
@@ -63,15 +76,38 @@ public enum PartLogCodec {
         return payload.utf8.count <= IndexLogCodec.maximumPayloadLength ? IndexLogCodec.encode(payload: payload) : nil
     }
 
+    /// The first record of a tus upload's log.
+    public static func encodeTusHeader(_ record: TusUploadRecord) -> [UInt8]? {
+        let payload = "tus \(record.size) \(escape(record.uploadURL)) \(escape(record.endpoint))"
+        return payload.utf8.count <= IndexLogCodec.maximumPayloadLength ? IndexLogCodec.encode(payload: payload) : nil
+    }
+
+    /// How many bytes a tus server acknowledged.
+    public static func encodeTusOffset(_ offset: Int64) -> [UInt8] {
+        IndexLogCodec.encode(payload: "offset \(offset)")
+    }
+
     public static func decode(_ bytes: [UInt8]) -> Scan {
         var state: State?
+        var tus: TusUploadRecord?
+        var tusOffset: Int64 = 0
         var offset = 0
         while offset < bytes.count {
             guard let end = bytes[offset...].firstIndex(of: UInt8(ascii: "\n")),
                   let payload = payload(of: bytes[offset...end])
             else { break }
             let fields = payload.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-            if state == nil {
+            if let record = tus {
+                guard fields.count == 2, fields[0] == "offset", let acknowledged = Int64(fields[1]),
+                      (0...record.size).contains(acknowledged)
+                else { break }
+                tusOffset = acknowledged
+            } else if state == nil && offset == 0 && fields.first == "tus" {
+                guard fields.count == 4, let size = Int64(fields[1]), size >= 0,
+                      let url = unescape(fields[2]), !url.isEmpty, let endpoint = unescape(fields[3]), !endpoint.isEmpty
+                else { break }
+                tus = TusUploadRecord(size: size, uploadURL: url, endpoint: endpoint)
+            } else if state == nil {
                 guard fields.count == 6, fields[0] == "upload", let size = Int64(fields[1]), let partSize = Int64(fields[2]),
                       size > 0, partSize >= S3PartPlan.minimumPartSize,
                       let region = unescape(fields[3]), let uploadID = unescape(fields[4]), !uploadID.isEmpty,
@@ -86,9 +122,10 @@ public enum PartLogCodec {
             }
             offset = end + 1
         }
+        let named = state != nil || tus != nil
         return Scan(
-            state: state, validLength: state == nil ? 0 : offset,
-            isTornStart: state == nil && !bytes.contains(UInt8(ascii: "\n")))
+            state: state, validLength: named ? offset : 0, isTornStart: !named && !bytes.contains(UInt8(ascii: "\n")), tus: tus,
+            tusOffset: tusOffset)
     }
 
     /// The payload of one whole framed line (`R <len> <crc> <payload>\n`), or nil.

@@ -16,13 +16,20 @@ public struct URLTemplate: Equatable, Sendable {
     /// Every placeholder, in the order the help and the errors list them.
     public static let placeholders = ["name", "id", "host", "date", "year", "month", "day", "hour"]
 
+    /// Whether a template ending in `/` without `{name}` or `{id}` gets the name appended (not a
+    /// tus endpoint's: every item is created at the endpoint itself).
+    public let appendsName: Bool
+
     /// The template split once, not on every upload.
     private let parts: [Token]
 
-    /// - Parameter host: the machine's host name, for `{host}`.
-    public init(_ template: String, host: String = "") {
+    /// - Parameters:
+    ///   - host: the machine's host name, for `{host}`.
+    ///   - appendsName: false for a tus endpoint.
+    public init(_ template: String, host: String = "", appendsName: Bool = true) {
         self.template = template
         self.host = host
+        self.appendsName = appendsName
         self.parts = URLTemplate.tokens(template)
     }
 
@@ -73,7 +80,7 @@ public struct URLTemplate: Equatable, Sendable {
             case .placeholder(let word): out += "{\(word)}"  // refused at start-up by `validate`
             }
         }
-        return !named && template.hasSuffix("/") ? out + name : out
+        return appendsName && !named && template.hasSuffix("/") ? out + name : out
     }
 
     /// A piece of a template: text as it is, or the word of a `{word}` (letters, digits, `_`).

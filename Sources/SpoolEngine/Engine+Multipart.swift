@@ -27,6 +27,14 @@ extension Engine {
                 "resuming the multipart upload of \(id) (upload \(resume.uploadID)): the store lists \(resume.listed) of its "
                     + "\(resume.partCount) part(s), \(resume.kept) of them as its part log records them (\(resume.recorded) recorded); "
                     + "sending \(resume.partCount - resume.kept) part(s), \(ByteText.format(resume.bytesToSend))")
+        case .tusResumed(let resume):
+            log.info(
+                "resuming the tus upload of \(id) (\(resume.uploadURL)): the server holds \(ByteText.format(resume.offset)) of "
+                    + "\(ByteText.format(resume.length)); sending \(ByteText.format(resume.length - resume.offset))")
+        case .startedOver(let over) where over.isTus:
+            log.info(
+                "starting the tus upload of \(id) over (\(over.reason.rawValue)): \(over.detail); "
+                    + "throwing away \(ByteText.format(over.discardedBytes)) the server held of upload \(over.oldUploadID)")
         case .startedOver(let over):
             log.info(
                 "starting the multipart upload of \(id) over (\(over.reason.rawValue)): \(over.detail); "
@@ -43,7 +51,7 @@ extension Engine {
                 break
             }
         case .abortOwed(let abort):
-            log.debug("\(id): multipart upload \(abort.uploadID) given up; its abort is owed (\(AbortLog.fileName))")
+            log.debug("\(id): upload \(abort.uploadID) given up; \(abort.requestName) is owed (\(AbortLog.fileName))")
         }
     }
 
@@ -53,7 +61,7 @@ extension Engine {
         do {
             guard let owed = try spool.partLogs.giveUp(id, now: now) else { return }
             aborts.add(owed, now: now)
-            log.debug("\(id): multipart upload \(owed.uploadID) given up; its abort is owed (\(AbortLog.fileName))")
+            log.debug("\(id): upload \(owed.uploadID) given up; \(owed.requestName) is owed (\(AbortLog.fileName))")
         } catch let refusal as PartJournalRefusal {
             log.warning("\(id): its multipart upload cannot be recorded for an abort (\(refusal)); its part log is kept, and a lifecycle rule on the bucket removes the upload")
         }
@@ -63,7 +71,7 @@ extension Engine {
     func sendDueAborts(now: Timestamp) {
         let events = self.events
         for abort in aborts.takeDue(now: now) {
-            log.debug("sending AbortMultipartUpload of upload \(abort.uploadID) (\(abort.id), \(abort.url))")
+            log.debug("sending \(abort.requestName) (\(abort.id), \(abort.url))")
             transport.abortUpload(abort) { outcome in events.report(.abortEnded(abort, outcome)) }
         }
     }
@@ -78,11 +86,15 @@ extension Engine {
             } catch {
                 log.warning("cannot record in \(spool.path)/parts/\(AbortLog.fileName) that upload \(abort.uploadID) was aborted (\(error)); the next start sends the abort again")
             }
-            log.info("aborted multipart upload \(abort.uploadID) of \(abort.id) (\(outcome.summary))")
+            switch abort.kind {
+            case .s3Multipart: log.info("aborted multipart upload \(abort.uploadID) of \(abort.id) (\(outcome.summary))")
+            case .tusTermination: log.info("terminated tus upload \(abort.uploadID) of \(abort.id) (\(outcome.summary))")
+            }
         case .retry(let at, let why):
-            log.info("AbortMultipartUpload of upload \(abort.uploadID) (\(abort.id)) failed (\(why)); next try in \(formatSeconds(now.seconds(until: at)))")
+            log.info("\(abort.requestName) (\(abort.id)) failed (\(why)); next try in \(formatSeconds(now.seconds(until: at)))")
         case .held(let why):
-            log.warning("AbortMultipartUpload of upload \(abort.uploadID) (\(abort.id)) refused (\(why)); it stays owed and is sent again at the next start (a lifecycle rule on the bucket also removes it)")
+            let cleanup = abort.kind == .s3Multipart ? "a lifecycle rule on the bucket also removes it" : "the tus server's expiry also removes it"
+            log.warning("\(abort.requestName) (\(abort.id)) refused (\(why)); it stays owed and is sent again at the next start (\(cleanup))")
         case .unknown:
             return
         }

@@ -159,10 +159,12 @@ extension Engine {
                 id: id, originalNameBytes: metadata.originalNameBytesOrUTF8, createdAt: metadata.creationTime),
             method: configuration.method, body: body, contentType: metadata.contentType, headers: headers)
         request.contentDigest = configuration.contentDigest
-        if let threshold = configuration.multipartThreshold, metadata.size > threshold {
+        request.uploadName = metadata.originalNameBytesOrUTF8
+        if configuration.tusUploads || configuration.multipartThreshold.map({ metadata.size > $0 }) == true {
+            // Progress that outlives the attempt: an S3 multipart upload's parts, a tus upload's URL.
             let direct = uploads[id]?.isDirect == true
             let log = spool.partLogs.log(for: id, syncDeferred: direct)
-            request.partJournal = log
+            if configuration.tusUploads { request.tusJournal = log } else { request.partJournal = log }
             let events = self.events
             request.multipartNotes = { note in events.report(.multipart(id, note)) }
             uploads[id]?.isMultipart = true

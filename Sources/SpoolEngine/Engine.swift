@@ -160,7 +160,8 @@ public final class Engine {
         var metadata: ItemMetadata
         var startedAt: Timestamp
         var isProbe: Bool
-        /// Sent as an S3 multipart upload, with a part log.
+        /// Sent as an S3 multipart upload or a tus upload, with a part log (whose steps tell the
+        /// request rate their answers themselves).
         var isMultipart = false
         /// Sent straight from incoming/: a lone blob in inflight/, no json, nothing recorded.
         var isDirect = false

@@ -55,6 +55,9 @@ public struct EngineConfiguration: Sendable {
     /// With an s3:// URL, `--s3-part-size`: larger items go up as multipart uploads, their
     /// progress kept in a part log (`SPOOL/parts/`). Nil otherwise.
     public var multipartThreshold: Int64?
+    /// With a tus+ URL: every item is a tus upload to the endpoint (`url`, which appends no name),
+    /// its upload URL kept in a part log (`SPOOL/parts/`).
+    public var tusUploads = false
     /// With an s3:// URL, which of an item's own headers it may send (`--s3-allow-header`); nil
     /// for an HTTP URL, where any valid header may be sent.
     public var s3ItemHeaders: S3ItemHeaderRule?

@@ -66,7 +66,7 @@ public final class SpoolMetrics: EngineObserver {
 
     public func multipartNoted(_ id: ItemID, _ note: MultipartNote) {
         switch note {
-        case .resumed: resumes += 1
+        case .resumed, .tusResumed: resumes += 1
         case .startedOver(let over):
             startOvers[over.reason, default: 0] += 1
             discardedBytes += over.discardedBytes
@@ -120,10 +120,10 @@ public final class SpoolMetrics: EngineObserver {
         text.histogram("spoold_upload_duration_seconds", "Duration of upload attempts, any outcome.", durations)
         text.gauge("spoold_endpoint_up", "1 while the endpoint answers, 0 during an outage (unreachable, or refusing every upload).", engine.outage == nil ? 1 : 0)
         text.counter("spoold_dropped_total", "Pending items deleted to make room (--when-full drop-oldest) since start.", Double(dropped))
-        text.counter("spoold_multipart_resumes_total", "S3 multipart uploads taken up again from their part logs since start.", Double(resumes))
-        text.counter("spoold_multipart_start_overs_total", "S3 multipart uploads begun anew, their parts thrown away, since start, by reason.",
+        text.counter("spoold_multipart_resumes_total", "S3 multipart and tus uploads taken up again from their part logs since start.", Double(resumes))
+        text.counter("spoold_multipart_start_overs_total", "S3 multipart and tus uploads begun anew, what the server held thrown away, since start, by reason.",
                      MultipartNote.StartOver.Reason.allCases.map { ([("reason", $0.rawValue)], Double(startOvers[$0] ?? 0)) })
-        text.counter("spoold_multipart_discarded_bytes_total", "Bytes of parts the store had accepted, thrown away by start-overs since start.",
+        text.counter("spoold_multipart_discarded_bytes_total", "Bytes the store or tus server had accepted, thrown away by start-overs since start.",
                      Double(discardedBytes))
         text.counter("spoold_multipart_completion_checks_total", "Completions in doubt checked with the store since start, by decision.",
                      ["completed", "start_over", "unknown"].map { ([("decision", $0)], Double(completionChecks[$0] ?? 0)) })

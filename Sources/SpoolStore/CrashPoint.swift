@@ -48,6 +48,13 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     /// S3 multipart: CompleteMultipartUpload succeeded, the item's success not yet recorded.
     case multipartAfterComplete = "multipart.after-complete"
 
+    /// tus: the creation (POST) answered with the upload URL, not yet recorded.
+    case tusAfterCreate = "tus.after-create"
+    /// tus: the upload URL is recorded in `parts/<id>.log`, nothing sent to it yet.
+    case tusAfterRecord = "tus.after-record"
+    /// tus: a PATCH answered and its offset noted in the log (once per PATCH).
+    case tusAfterPatch = "tus.after-patch"
+
     /// A direct upload: the file is renamed from incoming/ to `inflight/<id>.a1.blob`, no request
     /// sent yet (once per file).
     case directAfterTake = "direct.after-take"

@@ -1,9 +1,15 @@
+import Glibc
 import SpoolCore
 import SpoolSystem
 import Synchronization
 
 /// One item's part log, `SPOOL/parts/<id>.log` (`PartLogCodec`): the durable progress of its S3
-/// multipart upload.
+/// multipart upload (`PartJournal`), or of its tus upload (`TusJournal`: the upload URL, then
+/// the offsets the server acknowledged, appended unsynced).
+///
+/// A log of the other kind (the operator changed `--url` between an s3:// and a tus+ URL while
+/// an upload was under way) is given up as it is loaded: its abort or termination is recorded as
+/// owed, then it goes, and the upload starts afresh.
 ///
 /// Append-only, so a state change never needs a rename: `begin` creates the file (O_EXCL after
 /// removing an old one), writes the upload record, fsyncs it and the folder; `record` appends one
@@ -14,7 +20,7 @@ import Synchronization
 /// durable yet, and a record must never be durable before the bytes it vouches for. Its writes
 /// survive a kill -9 (the page cache does); `makeDurable`, called once the blob is synced,
 /// syncs what was written and every write after it.
-public final class PartLog: PartJournal, @unchecked Sendable {
+public final class PartLog: PartJournal, TusJournal, @unchecked Sendable {
     public let id: ItemID
     private let folder: PartLogFolder
     /// The open log while an upload appends to it, and whether its writes wait for the blob.
@@ -37,6 +43,10 @@ public final class PartLog: PartJournal, @unchecked Sendable {
     public func load() -> PartLogCodec.State? {
         appending.withLock { state in
             guard let scan = folder.scan(name) else { return nil }
+            if scan.tus != nil {
+                giveUpOtherKind(scan)
+                return nil
+            }
             guard scan.state != nil else {
                 // Cut while its first record was written: the upload id never counted. Anything
                 // else is not a log of ours (or a damaged one): kept aside, never trusted.
@@ -55,6 +65,14 @@ public final class PartLog: PartJournal, @unchecked Sendable {
             }
             return scan.state
         }
+    }
+
+    /// A log of the kind this upload does not use: its upload's end owed (best effort: a log that
+    /// cannot be recorded for it is removed anyway, as a start-over would), then the log removed.
+    private func giveUpOtherKind(_ scan: PartLogCodec.Scan) {
+        let now = Timestamp(millisecondsSinceEpoch: Int64(Glibc.time(nil)) * 1000)
+        if let owed = PartLogFolder.owed(by: scan, of: id, now: now) { try? folder.aborts.owe([owed]) }
+        folder.remove(name)
     }
 
     public func begin(_ state: PartLogCodec.State) throws {
@@ -100,6 +118,70 @@ public final class PartLog: PartJournal, @unchecked Sendable {
         try folder.aborts.owe([owed])
         return owed
     }
+
+    // MARK: TusJournal
+
+    public func loadTus() -> (record: TusUploadRecord, offset: Int64)? {
+        appending.withLock { state in
+            guard let scan = folder.scan(name) else { return nil }
+            if scan.state != nil {
+                giveUpOtherKind(scan)
+                return nil
+            }
+            guard let record = scan.tus else {
+                if scan.isTornStart { folder.remove(name) } else { folder.setAside(name) }
+                return nil
+            }
+            do {
+                let opened = try state.fd ?? folder.openForAppend(name)
+                state.fd = opened
+                if try folder.fs.seekToEnd(opened) != Int64(scan.validLength) {
+                    try folder.fs.truncate(opened, to: Int64(scan.validLength))
+                    _ = try folder.fs.seekToEnd(opened)
+                }
+            } catch {
+                return nil
+            }
+            return (record, scan.tusOffset)
+        }
+    }
+
+    public func begin(_ record: TusUploadRecord) throws {
+        try appending.withLock { appending in
+            if let old = appending.fd { folder.fs.close(old) }
+            appending.fd = nil
+            guard let header = PartLogCodec.encodeTusHeader(record) else { throw PartJournalRefusal("the upload URL is too long to record") }
+            let opened = try folder.create(name)
+            appending.fd = opened
+            try folder.fs.writeAll(opened, header, label: folder.label(name))
+            guard !appending.syncDeferred else { return }
+            try folder.fs.sync(opened, label: folder.label(name))
+            try folder.syncFolder()
+        }
+    }
+
+    public func recordOffset(_ offset: Int64) {
+        appending.withLock { appending in
+            guard let opened = appending.fd else { return }
+            try? folder.fs.writeAll(opened, PartLogCodec.encodeTusOffset(offset), label: folder.label(name))
+        }
+    }
+
+    public func oweTermination(_ record: TusUploadRecord, since: Timestamp) throws -> OwedAbort {
+        let owed = OwedAbort(tusTerminationOf: id, uploadURL: record.uploadURL, endpoint: record.endpoint, since: since)
+        try folder.aborts.owe([owed])
+        return owed
+    }
+
+    public func reached(_ step: TusStep) {
+        switch step {
+        case .created: CrashPoint.tusAfterCreate.reached()
+        case .recorded: CrashPoint.tusAfterRecord.reached()
+        case .patched: CrashPoint.tusAfterPatch.reached()
+        }
+    }
+
+    // MARK: Both
 
     public func discard() {
         closeAppending()

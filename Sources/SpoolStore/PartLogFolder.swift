@@ -3,7 +3,7 @@ import SpoolCore
 import SpoolSystem
 import Synchronization
 
-/// `SPOOL/parts/`: the part logs of multipart uploads in progress (`PartLog`), one per item.
+/// `SPOOL/parts/`: the part logs of S3 multipart and tus uploads in progress (`PartLog`), one per item.
 ///
 /// Lives no longer than its `Spool` (it works relative to the spool's root descriptor). Made when the first upload begins, so a spool that never sends a multipart upload has none.
 /// Not a state folder: a log is progress of an item that lives in pending/, inflight/ or failed/,
@@ -37,6 +37,23 @@ public final class PartLogFolder: @unchecked Sendable {
     /// What `id`'s log records, for `ls` and `show`; nil when there is none or it does not parse.
     public func state(of id: ItemID) -> PartLogCodec.State? { scan("\(id).log")?.state }
 
+    /// The tus upload `id`'s log records and the last offset it noted, for `ls` and `show`.
+    public func tusState(of id: ItemID) -> (record: TusUploadRecord, offset: Int64)? {
+        guard let scan = scan("\(id).log"), let record = scan.tus else { return nil }
+        return (record, scan.tusOffset)
+    }
+
+    /// What ending the upload a log names costs: its abort or termination, owed from `now`.
+    static func owed(by scan: PartLogCodec.Scan, of id: ItemID, now: Timestamp) -> OwedAbort? {
+        if let state = scan.state {
+            return OwedAbort(id: id, region: state.region, uploadID: state.uploadID, url: state.url, since: now)
+        }
+        if let tus = scan.tus {
+            return OwedAbort(tusTerminationOf: id, uploadURL: tus.uploadURL, endpoint: tus.endpoint, since: now)
+        }
+        return nil
+    }
+
     /// The items that have a log, from one listing of the folder (for `ls`).
     public func loggedItems() -> Set<ItemID> {
         guard let folder = try? folder(create: false), let entries = try? fs.list(folder) else { return [] }
@@ -46,18 +63,17 @@ public final class PartLogFolder: @unchecked Sendable {
     /// Removes `id`'s log (the item was purged, failed or uploaded); a missing one is fine.
     public func remove(_ id: ItemID) { remove("\(id).log") }
 
-    /// `id`'s upload is given up (the item failed or is being purged): its abort is recorded as
-    /// owed (durable), then its log is removed. Returns the owed abort; nil when the item has no
-    /// log that names an upload (a damaged one is set aside, as when an upload resumes). Throws
-    /// when the abort cannot be recorded; the log is then kept.
+    /// `id`'s upload is given up (the item failed or is being purged): its abort (S3) or
+    /// termination (tus) is recorded as owed (durable), then its log is removed. Returns what is
+    /// owed; nil when the item has no log that names an upload (a damaged one is set aside, as
+    /// when an upload resumes). Throws when it cannot be recorded; the log is then kept.
     public func giveUp(_ id: ItemID, now: Timestamp) throws -> OwedAbort? {
         let name = "\(id).log"
         guard let scan = scan(name) else { return nil }
-        guard let state = scan.state else {
+        guard let owed = PartLogFolder.owed(by: scan, of: id, now: now) else {
             if scan.isTornStart { remove(name) } else { setAside(name) }
             return nil
         }
-        let owed = OwedAbort(id: id, region: state.region, uploadID: state.uploadID, url: state.url, since: now)
         try aborts.owe([owed])
         remove(name)
         return owed

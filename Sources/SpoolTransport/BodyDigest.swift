@@ -1,6 +1,6 @@
 import SpoolCore
 
-/// Hashes a request body before it is sent (`--content-digest`, S3 payload hashes): the same
+/// Hashes a request body before it is sent (`--content-digest`, S3 payload hashes, tus checksums): the same
 /// parts the body stream sends (a multipart frame around the blob), the blob read from the
 /// descriptor the spool opened, in pieces of at most 1 MiB so memory stays flat whatever the
 /// blob's size. Both transports use it.
@@ -19,6 +19,11 @@ enum BodyDigest {
     /// MD5 of `parts` (for comparing a blob with an object whose ETag is its MD5).
     static func md5(of parts: [RequestBody.Part]) throws -> [UInt8] {
         try digest(of: parts, into: BulkSHA256(md5: true))
+    }
+
+    /// SHA-1 of `parts` (a tus `Upload-Checksum`, for a server that offers nothing stronger).
+    static func sha1(of parts: [RequestBody.Part]) throws -> [UInt8] {
+        try digest(of: parts, into: BulkSHA256(.sha1))
     }
 
     private static func digest(of parts: [RequestBody.Part], into hasher: BulkSHA256) throws -> [UInt8] {

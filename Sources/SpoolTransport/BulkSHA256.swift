@@ -16,19 +16,31 @@ public final class BulkSHA256 {
     private var failed = false
     private let length: Int
 
-    /// - Parameter md5: MD5 instead (libcrypto only: without a context, `finalize` throws), for
-    ///   comparing a blob with a stored object whose ETag is its MD5; never for integrity.
-    public init(md5: Bool = false) {
-        length = md5 ? 16 : SHA256.digestLength
+    /// The digests this hasher makes besides SHA-256, through libcrypto only (without a context,
+    /// `finalize` throws).
+    public enum Other: Sendable {
+        /// For comparing a blob with a stored object whose ETag is its MD5; never for integrity.
+        case md5
+        /// For a tus server whose `checksum` extension offers nothing stronger.
+        case sha1
+    }
+
+    /// - Parameter md5: MD5 instead (see `Other.md5`).
+    public convenience init(md5: Bool = false) { self.init(md5 ? .md5 : nil) }
+
+    /// SHA-256, or `other`.
+    public init(_ other: Other?) {
+        length = switch other { case .md5?: 16; case .sha1?: 20; case nil: SHA256.digestLength }
         if let context = EVP_MD_CTX_new() {
-            if EVP_DigestInit_ex(context, md5 ? EVP_md5() : EVP_sha256(), nil) == 1 {
+            let type = switch other { case .md5?: EVP_md5(); case .sha1?: EVP_sha1(); case nil: EVP_sha256() }
+            if EVP_DigestInit_ex(context, type, nil) == 1 {
                 self.context = context
                 return
             }
             EVP_MD_CTX_free(context)
         }
         context = nil
-        if !md5 { swift = SHA256() } else { failed = true }
+        if other == nil { swift = SHA256() } else { failed = true }
     }
 
     deinit { if let context { EVP_MD_CTX_free(context) } }

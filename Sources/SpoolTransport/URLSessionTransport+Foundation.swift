@@ -34,6 +34,18 @@ extension URLSessionTransport {
         AnswerHead(
             retryAfter: response.value(forHTTPHeaderField: "Retry-After"), location: response.value(forHTTPHeaderField: "Location"),
             etag: response.value(forHTTPHeaderField: "ETag"),
-            contentLength: response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) })
+            contentLength: response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }, tus: tusHeaders(of: response))
+    }
+
+    /// The tus headers of an answer from a tus server: every answer of one names `Tus-Resumable`
+    /// (OPTIONS at least `Tus-Version`), so other answers cost two look-ups.
+    static func tusHeaders(of response: HTTPURLResponse) -> TusHeaders? {
+        guard response.value(forHTTPHeaderField: "Tus-Resumable") != nil || response.value(forHTTPHeaderField: "Tus-Version") != nil
+        else { return nil }
+        var headers = TusHeaders()
+        for field in TusHeaders.Field.allCases {
+            headers[field] = response.value(forHTTPHeaderField: field.rawValue).map { AnswerHeaderLine.trimmedValue($0) }
+        }
+        return headers
     }
 }

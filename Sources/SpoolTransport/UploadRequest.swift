@@ -33,6 +33,10 @@ public struct UploadRequest: Sendable {
     /// Where an S3 multipart upload records its progress (the item's part log); nil for items
     /// too small for one, and for HTTP targets.
     public var partJournal: (any PartJournal)?
+    /// Where a tus upload records its upload URL (the item's part log); nil for other targets.
+    public var tusJournal: (any TusJournal)?
+    /// The item's path below incoming/ (its bytes), which a tus upload sends as its `filename`.
+    public var uploadName: [UInt8] = []
     /// Told what an S3 multipart upload did beyond its outcome (resumed, started over, checked a
     /// completion with the store, owes an abort), on any thread; nil: nobody listens.
     public var multipartNotes: (@Sendable (MultipartNote) -> Void)?
