@@ -2,14 +2,16 @@
 // The package is the architecture map:
 //   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcomes (UploadOutcome,
 //                   an enum) and their classes, one HTTP attempt as a state machine both transports
-//                   drive (HTTPAttempt), index record codec, recovery planning, timetables in local time (the zone's
+//                   drive (HTTPAttempt), the tus 1.0 protocol as one (TusUpload), index record codec,
+//                   recovery planning, timetables in local time (the zone's
 //                   offset injected). Imports no I/O (not even Foundation).
 //   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify,
 //                   flock; pread, close and the one write loop on other descriptors); typed errors (Errno);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
-//   SpoolTransport  the transport protocol; the request body written once for every transport (RequestBody,
+//   SpoolTransport  the transport protocol; the tus layer (TusTransport drives TusUpload over either transport);
+//                   the request body written once for every transport (RequestBody,
 //                   BodyReader, the daemon's one --limit-rate gate); URLSession's driver of HTTPAttempt; the
 //                   wall clock and the daemon's shared request rate under throttling (RequestPacer); body hashing
 //                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);

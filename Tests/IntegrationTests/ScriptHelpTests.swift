@@ -25,7 +25,8 @@ final class ScriptHelpTests: XCTestCase {
     func testHelp_printsTheUsageBlock_withoutAnyLineOfTheScript() throws {
         for (script, usage) in [("install", "scripts/install [--prefix DIR]"), ("bench", "scripts/bench --quick"),
                                 ("pytools", "scripts/pytools TOOL"), ("package", "scripts/package --check"),
-                                ("package-check", "scripts/package-check DEB TARBALL STATIC_BINARY")] {
+                                ("package-check", "scripts/package-check DEB TARBALL STATIC_BINARY"),
+                                ("tus-server", "scripts/tus-server --dir DIR")] {
             let (status, printed) = try Self.runScript(script, ["--help"])
             XCTAssertEqual(status, 0, "\(script): \(printed)")
             XCTAssertTrue(printed.contains(usage), "\(script) --help names its usage: \(printed)")
