@@ -209,7 +209,7 @@ struct StatusCommand: SpooldCommand {
         }
         if let oldest = owedAborts.first {
             context.print(
-                "aborts   \(owedAborts.count) \(StatusCommand.owedKinds(owedAborts)) given up and still to end (parts/\(AbortLog.fileName)), oldest since \(oldest.since.iso8601); "
+                "aborts   \(owedAborts.count) \(StatusCommand.owedKinds(owedAborts)) given up and still to abort (parts/\(AbortLog.fileName)), oldest since \(oldest.since.iso8601); "
                     + (daemon == nil ? "the next daemon start sends them" : "the daemon sends them until the server confirms"))
         }
         if !summary.strays.isEmpty {
