@@ -18,7 +18,8 @@
 //                   a flooded connection found and aborted, a stalled upload told from a slow server,
 //                   through SpoolSystem's TCPConnections.
 //   SpoolCurlTransport  `--transport curl`: libcurl's driver of HTTPAttempt, its multi interface on its own thread,
-//                   through CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls).
+//                   through CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls;
+//                   libssl's message callback, which shows a server refusing the client certificate: TLSWatch).
 //   SpoolEngine     the daemon loop wiring core, store and transport together.
 //   SpoolClient     the library product: a Swift program's `enqueue` (the CLI's own code path) and
 //                   read-only `status`; it never uploads.
@@ -53,7 +54,7 @@ let package = Package(
         // Headers: Debian's libssl-dev (scripts/test and scripts/try install it).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "SpoolTransport", dependencies: ["CCrypto", "SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
-        // Headers: Debian's libcurl4-openssl-dev (scripts/test and scripts/try install it).
+        // Headers: Debian's libcurl4-openssl-dev and libssl-dev (scripts/build-deps installs them).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
             name: "SpoolCurlTransport", dependencies: ["CCurl", "SpoolCore", "SpoolTransport"],

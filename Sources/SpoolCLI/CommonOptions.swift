@@ -33,6 +33,11 @@ enum CommonOptions {
         "cacert", valueName: "FILE", help: "With --transport curl: trust the CAs in this PEM file instead of the system's (a private CA).")
     static let capath = OptionSpec(
         "capath", valueName: "DIR", help: "With --transport curl: trust the CAs in this directory of hashed certificates (c_rehash).")
+    static let cert = OptionSpec(
+        "cert", valueName: "FILE",
+        help: "With --transport curl: the client certificate (PEM) to show servers that ask for one (mTLS); checked at start. A server that refuses it pauses uploads like an outage, counting no attempt. URLSession on Linux cannot present one. See docs/http.md 'Client certificates'.")
+    static let key = OptionSpec(
+        "key", valueName: "FILE", help: "With --cert: its private key (PEM, unencrypted; keep it mode 0600); without --key, the key is read from the --cert file.")
     static let http11 = OptionSpec.flag(
         "http1.1",
         help: "With --transport curl: HTTP/1.1 even where an https server offers HTTP/2 (by default the uploads share one HTTP/2 connection there). See docs/http.md 'Transports'.")
@@ -48,6 +53,11 @@ enum CommonOptions {
             for option in ["cacert", "capath"] where arguments.value(option) != nil {
                 throw ArgumentError("--\(option) needs --transport curl (URLSession cannot do it)", command: command)
             }
+            for option in ["cert", "key"] where arguments.value(option) != nil {
+                throw ArgumentError(
+                    "--\(option) needs --transport curl: URLSession on Linux (FoundationNetworking) cannot present a client "
+                        + "certificate (docs/http.md 'Client certificates')", command: command)
+            }
             if arguments.flag("http1.1") { throw ArgumentError("--http1.1 needs --transport curl", command: command) }
             return nil
         }
@@ -61,6 +71,14 @@ enum CommonOptions {
                 throw ArgumentError("--capath '\(directory)' \(problem)", command: command)
             }
             options.caPath = directory
+        }
+        if let key = arguments.value("key"), arguments.value("cert") == nil {
+            throw ArgumentError("--key '\(key)' needs --cert, the certificate it belongs to", command: command)
+        }
+        if let certificate = arguments.value("cert") {
+            let key = arguments.value("key")
+            if let problem = ClientCertificateFiles.problem(certificate: certificate, key: key) { throw ArgumentError(problem, command: command) }
+            (options.clientCertificate, options.clientKey) = (certificate, key)
         }
         return options
     }

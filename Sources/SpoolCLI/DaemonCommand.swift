@@ -60,7 +60,7 @@ struct DaemonCommand {
                 method, concurrency.spec,
             ] + RetryOptions.specs + [
                 timeout.spec, idleTimeout.spec,
-                CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath,
+                CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.cert, CommonOptions.key,
                 OptionSpec("limit-rate", valueName: "RATE|TIMETABLE",
                            help: "Upload at most RATE bytes per second in all, shared among the uploads at once (bodies; with either transport), e.g. 500K or 2M (K, M, G: powers of 1024); or a timetable in local time, as rclone's --bwlimit: '08:00,512K 18:00,off' (every day 512 KiB/s from 08:00, no limit from 18:00), with weekdays 'Mon-08:00,512K Fri-18:00,off'. See docs/http.md 'Upload windows and a rate timetable'."),
                 OptionSpec("upload-window", kind: .repeatedValue, valueName: "START-END",
@@ -195,6 +195,7 @@ struct DaemonCommand {
     /// with `--header`, S3 credentials): then it makes itself not dumpable.
     var holdsSecrets: Bool {
         !configuration.credentialHeaders.isEmpty || s3 != nil || configuration.headers.keys.contains(where: HeaderFields.isCredential)
+            || curl?.clientCertificate != nil
     }
 
     init(_ arguments: ParsedArguments, context: CommandContext, drain: Bool) throws {
@@ -289,6 +290,8 @@ struct DaemonCommand {
         idleTimeout = try DaemonCommand.idleTimeout.value(in: arguments)
         verbose = arguments.flag("verbose")
         curl = try CommonOptions.curlOptions(arguments, command: command)
+        // The client certificate's private key is a secret file like the others.
+        if let certificate = curl?.clientCertificate { secretFiles.append(curl?.clientKey ?? certificate) }
         limitRate = try DaemonCommand.limitRate(arguments, command: command)
         configuration.limitRate = limitRate
         configuration.uploadWindows = try DaemonCommand.uploadWindows(arguments, command: command)
@@ -452,6 +455,9 @@ struct DaemonCommand {
         if handoff == nil {
             for file in secretFiles {
                 if let warning = DaemonCommand.secretFileWarning(file) { log.warning("secrets are read from \(file), but \(warning)") }
+            }
+            if let certificate = curl?.clientCertificate, let warning = ClientCertificateFiles.datesWarning(certificate: certificate) {
+                log.warning(warning)
             }
         }
         while true {

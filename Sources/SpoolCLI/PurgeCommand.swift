@@ -18,12 +18,14 @@ struct PurgeCommand: SpooldCommand {
         with a tus upload has it terminated (DELETE of its upload URL, at most 10 s) when the
         server offers termination (asked with OPTIONS first); a termination not confirmed stays
         owed the same way. For a server behind a private CA, give the daemon's --transport curl
-        --cacert FILE (or --capath DIR).
+        --cacert FILE (or --capath DIR), and its --cert FILE and --key FILE for one that wants
+        a client certificate.
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
         """,
         options: [
             CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/."),
-            CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.http11,
+            CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.cert, CommonOptions.key,
+            CommonOptions.http11,
         ],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
 

@@ -16,6 +16,9 @@
 /// - An answer passed `answerCutBytes` is not read further: its status is the outcome.
 /// - A failure the transport could not name is an outage (nothing went out) only when the request
 ///   has a body and not one byte of it was taken, and nothing of an answer came.
+/// - A hop that got no answer because the server refused the TLS handshake for the client
+///   certificate (`ClientCertificateRefusal`: its alert, or what the handshake showed) is a
+///   configuration problem, whatever the transport called the failure.
 public struct HTTPAttempt: Sendable {
     /// What the attempt sends, as the engine (or an S3 step) built it.
     public struct Request: Sendable {
@@ -94,6 +97,8 @@ public struct HTTPAttempt: Sendable {
         var received: Int64 = 0
         var cut = false
         var bodySent: Int64 = 0
+        /// What the transport saw of the hop's TLS handshake, if it watches them.
+        var handshake: TLSHandshakeNote?
     }
 
     public let request: Request
@@ -193,6 +198,12 @@ public struct HTTPAttempt: Sendable {
     /// sends the body again on a fresh connection).
     public mutating func bodySent(totalBytes: Int64) {
         withTransfer { $0.bodySent = totalBytes }
+    }
+
+    /// What the hop's TLS handshake showed (libcurl's transport watches them): reported before
+    /// `transferEnded`, for a hop whose connection was made for it.
+    public mutating func handshakeSeen(_ note: TLSHandshakeNote) {
+        withTransfer { $0.handshake = note }
     }
 
     /// The hop's transfer ended: with the answer's `status` if a head arrived (0 or nil if not),
@@ -310,11 +321,19 @@ public struct HTTPAttempt: Sendable {
 
     /// What a transfer's error means for the attempt.
     private func failure(_ error: TransferError, _ transfer: Transfer, now: Double) -> TransportFailure {
+        if transfer.head == nil, transfer.received == 0 {
+            let alert: Int? = if case .tlsAlert(let alert, _) = error { alert } else { transfer.handshake?.alert }
+            if let reason = ClientCertificateRefusal.reason(alert: alert, handshake: transfer.handshake) {
+                return .tlsRefused(reason)
+            }
+        }
         switch error {
         case .connectionRefused: return .connectionRefused
         case .hostNotFound: return .hostNotFound
         case .noNetwork: return .noNetwork
         case .tlsHandshake(let detail): return .tlsHandshake(detail)
+        // An alert the rule above did not take (40 with no certificate asked for): the handshake failed.
+        case .tlsAlert(_, let detail): return .tlsHandshake(detail)
         // libcurl's own timer is set to what is left of the deadline: near it, it is the deadline.
         case .timedOut: return now >= deadline - 0.05 ? .deadline(seconds: request.deadlineSeconds) : .idleTimeout
         case .connectionLost, .streamReset, .stoppedOnRequest: return .connectionLost

@@ -6,6 +6,9 @@ public enum TransferError: Equatable, Sendable {
     case noNetwork
     /// The TLS handshake failed (libcurl's words, if any).
     case tlsHandshake(String?)
+    /// The server sent a fatal TLS alert about the client certificate
+    /// (`ClientCertificateRefusal.alertNames`), read from libcurl's words: its number, and the words.
+    case tlsAlert(Int, String)
     /// The transport's own timer fired: its idle limit, or the attempt's deadline (the attempt
     /// tells which by the time).
     case timedOut

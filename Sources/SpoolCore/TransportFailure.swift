@@ -7,6 +7,9 @@ public struct TransportFailure: Equatable, Sendable {
         case hostNotFound = "host_not_found"
         case noNetwork = "no_network"
         case tlsHandshake = "tls_handshake"
+        /// The server refused the TLS handshake for the client certificate (`ClientCertificateRefusal`):
+        /// a configuration problem.
+        case tlsRefused = "tls_refused"
         /// No byte either way for the idle timeout (`--idle-timeout`).
         case idleTimeout = "idle_timeout"
         /// No whole answer within the attempt's deadline (`--timeout`).
@@ -42,6 +45,11 @@ public struct TransportFailure: Equatable, Sendable {
     public static let noNetwork = TransportFailure(.noNetwork, text: "no network", beforeSending: true)
     public static func tlsHandshake(_ detail: String?) -> TransportFailure {
         TransportFailure(.tlsHandshake, text: detail.map { "TLS handshake failed: \($0)" } ?? "TLS handshake failed", beforeSending: true)
+    }
+    /// The server refused the client certificate (`reason` says how and what to check): nothing
+    /// of the request was taken.
+    public static func tlsRefused(_ reason: String) -> TransportFailure {
+        TransportFailure(.tlsRefused, text: "TLS: \(reason)", beforeSending: true)
     }
     public static let idleTimeout = TransportFailure(.idleTimeout, text: "timed out (no data within the idle timeout)", beforeSending: false)
     public static func deadline(seconds: Double) -> TransportFailure {

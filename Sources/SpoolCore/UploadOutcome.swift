@@ -30,8 +30,9 @@ public enum UploadOutcome: Equatable, Sendable {
         /// request rate is lowered (`AdaptiveRequestRate`).
         case throttled
         /// The endpoint refuses every upload for a reason of the daemon's configuration (S3
-        /// credentials it does not accept, a bucket that does not exist): paused and probed like
-        /// an outage, no attempt counted, until the operator mends it.
+        /// credentials it does not accept, a bucket that does not exist, a TLS handshake refused
+        /// for the client certificate): paused and probed like an outage, no attempt counted,
+        /// until the operator mends it.
         case configuration
 
         /// Whether an attempt of this class is handed back uncounted: no verdict on the item.
@@ -53,7 +54,8 @@ public enum UploadOutcome: Equatable, Sendable {
     public var `class`: Class {
         switch self {
         case .answered(let answer): answer.class
-        case .failed(let failure): failure.beforeSending ? .outage : .retryable
+        // A refused client certificate fails every upload alike: the configuration's fault.
+        case .failed(let failure): failure.kind == .tlsRefused ? .configuration : failure.beforeSending ? .outage : .retryable
         case .refused: .final
         // No verdict; counted like a network error where the engine does not hand it back.
         case .cancelled, .spoolFailure: .retryable

@@ -200,6 +200,14 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         if let file = options.caFile { _ = file.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CAINFO, $0) } }
         if let path = options.caPath { _ = path.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_CAPATH, $0) } }
+        if let file = options.clientCertificate { _ = file.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_SSLCERT, $0) } }
+        if let file = options.clientKey { _ = file.withCString { spoold_curl_setopt_ptr(easy, CURLOPT_SSLKEY, $0) } }
+        if hop.url.lowercased().hasPrefix("https:") {
+            // A server that refuses the client certificate shows it in the handshake (`TLSWatch`).
+            let slot = transfer.watchHandshake(presenting: options.clientCertificate != nil)
+            spoold_curl_setopt_ssl_ctx(easy, TLSWatch.contextCallback)
+            spoold_curl_setopt_ptr(easy, CURLOPT_SSL_CTX_DATA, UnsafeRawPointer(bitPattern: slot))
+        }
         // A handle the multi refused would never finish: the attempt ends here instead.
         let added = curl_multi_add_handle(multi, easy)
         guard added == CURLM_OK else {
@@ -245,6 +253,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         default: TransferError(curl: code, detail: detail)
         }
         transfer.core.bodySent(totalBytes: transfer.reader?.bytesRead ?? 0)
+        if let handshake = transfer.takeHandshake() { transfer.core.handshakeSeen(handshake) }
         perform(transfer, transfer.core.transferEnded(
             status: status, error: error, bodyFailure: transfer.request.body.failure, now: Now.seconds, date: Now.date))
     }

@@ -21,6 +21,8 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var reader: BodyReader?
     /// The attempt asked to stop reading (its answer passed the cut): libcurl reports a write error.
     var stopped = false
+    /// The hop's slot in `TLSWatch` (an https hop), until its note is taken.
+    private var tlsSlot: Int?
 
     init(_ request: UploadRequest, core: HTTPAttempt, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         (self.request, self.core, self.completion) = (request, core, completion)
@@ -28,6 +30,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
+        _ = takeHandshake()
         errorBuffer.deallocate()
         if let headerList { curl_slist_free_all(headerList) }
         request.release()
@@ -46,6 +49,22 @@ final class CurlTransfer: @unchecked Sendable {
         reader = request.requestBody.map { BodyReader($0, rate: rate) }
         stopped = false
         errorBuffer[0] = 0
+        _ = takeHandshake()
+    }
+
+    /// A slot in `TLSWatch` for this hop's handshake: its number, for CURLOPT_SSL_CTX_DATA.
+    func watchHandshake(presenting: Bool) -> Int {
+        _ = takeHandshake()
+        let slot = TLSWatch.open(presenting: presenting)
+        tlsSlot = slot
+        return slot
+    }
+
+    /// What the hop's handshake showed, if a new connection was made for it; the slot is closed.
+    func takeHandshake() -> TLSHandshakeNote? {
+        guard let slot = tlsSlot else { return nil }
+        tlsSlot = nil
+        return TLSWatch.close(slot)
     }
 
     /// Reports `outcome` once and lets the blob go.

@@ -3,9 +3,14 @@ import SpoolCore
 
 extension TransferError {
     /// What a libcurl result says, in the attempt's terms (`HTTPAttempt` decides what it means);
-    /// `detail` is libcurl's error buffer.
+    /// `detail` is libcurl's error buffer. A server's alert about the client certificate is
+    /// taken from it whatever the code (a failed handshake, a failed read after it).
     init(curl code: CURLcode, detail: String) {
         let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        if let alert = ClientCertificateRefusal.alert(inOpenSSLText: detail) {
+            self = .tlsAlert(alert, text)
+            return
+        }
         switch code {
         case CURLE_COULDNT_CONNECT: self = .connectionRefused
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: self = .hostNotFound

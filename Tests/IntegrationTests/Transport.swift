@@ -16,8 +16,9 @@ enum Transport: String, CaseIterable, CustomStringConvertible {
 
     /// What only one transport does, and why the other is not asked.
     enum Only: CaseIterable {
-        /// `--cacert`, `--capath`, HTTP/2 by ALPN and `--http1.1`: libcurl's own options, which
-        /// URLSession on Linux does not offer (`spoold` refuses them without `--transport curl`).
+        /// `--cacert`, `--capath`, `--cert`/`--key`, HTTP/2 by ALPN and `--http1.1`: libcurl's own
+        /// options, which URLSession on Linux does not offer (`spoold` refuses them without
+        /// `--transport curl`).
         case curlOptions
         /// What spoold does about FoundationNetworking's own failures: answers it collects before
         /// the delegate takes them (floods), a cancel stuck on its work queue, a stop longer than

@@ -214,6 +214,46 @@ final class HTTPAttemptTests: XCTestCase {
         XCTAssertEqual(outcome(named.transferEnded(status: nil, error: .tlsHandshake("bad"), bodyFailure: nil, now: 101, date: date))?.class, .outage)
     }
 
+    /// A server that refuses the client certificate fails every upload alike: a configuration
+    /// problem, whatever the transport called the failure (an alert in libcurl's words, or a
+    /// connection lost after a handshake that asked for a certificate and never took it).
+    func testRefusedClientCertificate_isAConfigurationProblem_byItsAlertOrByTheHandshake() {
+        var alerted = sending()
+        alerted.bodySent(totalBytes: 10)
+        let byAlert = outcome(alerted.transferEnded(
+            status: nil, error: .tlsAlert(48, "error:0A000418:SSL routines::tlsv1 alert unknown ca"), bodyFailure: nil, now: 101, date: date))
+        XCTAssertEqual(byAlert?.class, .configuration)
+        XCTAssertEqual(byAlert?.code, "tls_refused")
+        XCTAssertTrue(byAlert?.summary.contains("TLS alert 48 unknown_ca") == true, byAlert?.summary ?? "")
+
+        var dropped = sending()
+        dropped.handshakeSeen(TLSHandshakeNote(certificateRequested: true))
+        dropped.bodySent(totalBytes: 10)
+        let byHandshake = outcome(dropped.transferEnded(status: nil, error: .connectionLost, bodyFailure: nil, now: 101, date: date))
+        XCTAssertEqual(byHandshake?.class, .configuration)
+        XCTAssertTrue(byHandshake?.summary.contains("it requires one: give one with --cert and --key") == true, byHandshake?.summary ?? "")
+
+        var alertSeen = sending(request(method: "GET", bodyLength: nil))
+        alertSeen.handshakeSeen(TLSHandshakeNote(certificateRequested: true, certificateTaken: true, alert: 116, certificatePresented: false))
+        let bodiless = outcome(alertSeen.transferEnded(status: nil, error: .unnamed("Recv failure"), bodyFailure: nil, now: 101, date: date))
+        XCTAssertEqual(bodiless?.class, .configuration, "the alert the handshake watch read decides, body or not")
+
+        // The server took the certificate (a session ticket): a connection lost later is the network's.
+        var taken = sending()
+        taken.handshakeSeen(TLSHandshakeNote(certificateRequested: true, certificateTaken: true, certificatePresented: true))
+        XCTAssertEqual(outcome(taken.transferEnded(status: nil, error: .connectionLost, bodyFailure: nil, now: 101, date: date)), .failed(.connectionLost))
+        // An answer began: the server took the request, whatever came after.
+        var answering = sending()
+        answering.handshakeSeen(TLSHandshakeNote(certificateRequested: true))
+        lines(&answering, ["HTTP/1.1 201 Created", "Content-Length: 9"])
+        XCTAssertEqual(outcome(answering.transferEnded(status: 201, error: .connectionLost, bodyFailure: nil, now: 101, date: date)), .failed(.connectionLost))
+        // handshake_failure is about the certificate only when the server asked for one.
+        var cipher = sending()
+        let mismatch = outcome(cipher.transferEnded(status: nil, error: .tlsAlert(40, "handshake failure"), bodyFailure: nil, now: 101, date: date))
+        XCTAssertEqual(mismatch, .failed(.tlsHandshake("handshake failure")))
+        XCTAssertEqual(mismatch?.class, .outage)
+    }
+
     func testTransportErrors_mapToTheirFailures() {
         let table: [(TransferError, UploadOutcome)] = [
             (.connectionRefused, .failed(.connectionRefused)), (.hostNotFound, .failed(.hostNotFound)), (.noNetwork, .failed(.noNetwork)),
