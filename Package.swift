@@ -12,7 +12,8 @@
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
 //   SpoolTransport  the transport protocol; the tus layer (TusTransport drives TusUpload over either transport);
 //                   the request body written once for every transport (RequestBody,
-//                   BodyReader, the daemon's one --limit-rate gate); URLSession's driver of HTTPAttempt; the
+//                   BodyReader, the daemon's one --limit-rate gate; --compress's deflate while it is read, GzipStream,
+//                   through CZlib: the system zlib, pkg-config `zlib`, already loaded by libcurl); URLSession's driver of HTTPAttempt; the
 //                   wall clock and the daemon's shared request rate under throttling (RequestPacer); body hashing
 //                   through CCrypto (the system libcrypto, pkg-config `libcrypto`, already loaded by libcurl);
 //                   a flooded connection found and aborted, a stalled upload told from a slow server,
@@ -30,7 +31,8 @@
 //                   RetryOptions, S3Options; SpoolCLITests checks it).
 //   spoold          main.swift only (and the raised descriptor limit, before anything opens one).
 //   spoold-docs     writes docs/man/ (scripts/readme-cli): the command pages and spoold-spool(5).
-//   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out.
+//   UploadReceiver  a loopback HTTP receiver with fault scripts, for tests and for trying spoold out; it inflates
+//                   and checks gzip bodies.
 //   spoold-bench    the benchmark's helpers: the bare URLSession loop, request timing, codec timings.
 import PackageDescription
 
@@ -53,7 +55,9 @@ let package = Package(
         .target(name: "SpoolStore", dependencies: ["SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         // Headers: Debian's libssl-dev (scripts/test and scripts/try install it).
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "SpoolTransport", dependencies: ["CCrypto", "SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
+        // Headers: Debian's zlib1g-dev (scripts/build-deps installs it).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "SpoolTransport", dependencies: ["CCrypto", "CZlib", "SpoolCore", "SpoolSystem"], swiftSettings: swiftSettings),
         // Headers: Debian's libcurl4-openssl-dev and libssl-dev (scripts/build-deps installs them).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(
@@ -74,7 +78,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .executableTarget(name: "spoold", dependencies: ["SpoolCLI", "SpoolSystem"], swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-docs", dependencies: ["SpoolCLI"], swiftSettings: swiftSettings),
-        .target(name: "UploadReceiver", swiftSettings: swiftSettings),
+        // Inflates gzip bodies (Content-Encoding: gzip) to check them, through the same zlib.
+        .target(name: "UploadReceiver", dependencies: ["CZlib"], swiftSettings: swiftSettings),
         .executableTarget(name: "spoold-receiver", dependencies: ["UploadReceiver"], swiftSettings: swiftSettings),
         // The benchmark's baseline: a bare URLSession upload loop with no durability (scripts/bench).
         .executableTarget(

@@ -22,6 +22,10 @@ public struct ReceivedRequest: Sendable {
     public var body: [UInt8]
     /// Number of body bytes read, whether or not they were kept in `body`.
     public var bodyLength: Int64
+    /// With `Content-Encoding: gzip`: the bytes the body inflated to (`body` and the stored file
+    /// hold the inflated content; a body that is not whole gzip is answered 400, an empty one is
+    /// taken as it is); nil otherwise.
+    public var inflatedLength: Int64?
     /// False if the connection ended (or a fault closed it) before the full body arrived.
     public var bodyComplete: Bool
     /// Seconds since 1970 when the head was parsed.

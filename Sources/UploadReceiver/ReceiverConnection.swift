@@ -110,10 +110,11 @@ final class ReceiverConnection {
 
         let storesBody = response.fault == .none && (200..<300).contains(response.status)
         let sink = BodySink(
-            keepsInMemory: core.keepsBodiesInMemory, storePath: storesBody ? core.storePath(for: record) : nil)
+            keepsInMemory: core.keepsBodiesInMemory, storePath: storesBody ? core.storePath(for: record) : nil, inflating: head.isGzip)
         let outcome = readBody(framing, into: sink, stopHalfway: response.fault == .closeMidBody)
         record.body = sink.kept
         record.bodyLength = sink.length
+        record.inflatedLength = head.isGzip ? sink.contentLength : nil
         record.bodyComplete = outcome == .complete
         switch outcome {
         case .complete:
@@ -126,6 +127,16 @@ final class ReceiverConnection {
             _ = sink.finish(complete: false)
             record.answeredStatus = 400
             let sent = stream.send(ResponseEncoder.refusal(status: 400, reason: "malformed chunked body"))
+            core.markHandled(record)
+            if sent { stream.lingeringShutdown(seconds: 1) }
+            return false
+        }
+
+        if let failure = sink.decodeFailure {
+            _ = sink.finish(complete: false)
+            record.answeredStatus = 400
+            core.update(record)
+            let sent = stream.send(ResponseEncoder.refusal(status: 400, reason: failure))
             core.markHandled(record)
             if sent { stream.lingeringShutdown(seconds: 1) }
             return false

@@ -91,6 +91,11 @@ struct RequestHead {
     }
 
     /// Whether the client waits for `100 Continue` before sending the body.
+    /// The body is gzip (`Content-Encoding: gzip`): the receiver inflates and checks it.
+    var isGzip: Bool {
+        headers.contains { $0.name.lowercased() == "content-encoding" && $0.value.trimmingCharacters(in: .whitespaces).lowercased() == "gzip" }
+    }
+
     var expectsContinue: Bool {
         isHTTP11 && tokens(of: "Expect").contains("100-continue")
     }

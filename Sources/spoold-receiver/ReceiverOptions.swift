@@ -5,7 +5,8 @@ struct ReceiverOptions: Equatable {
 
         A small HTTP receiver on 127.0.0.1 for testing and trying spoold, not for production.
         It accepts uploads (PUT/POST, Content-Length or chunked), answers them, and logs one
-        line per request.
+        line per request. A gzip body (Content-Encoding: gzip) is inflated and checked: the
+        content is what is stored, and a body that is not whole gzip is answered 400.
 
           --port N        port to listen on (default 8765; 0 picks a free port)
           --store DIR     write each body answered 2xx to DIR/<n>-<name> (created if missing);

@@ -30,7 +30,8 @@ func logLine(for request: ReceivedRequest) -> String {
     }
     let key = request.header("Idempotency-Key").map { "Idempotency-Key: \($0)" } ?? "no Idempotency-Key"
     let stored = request.storedPath.map { ", stored as \($0)" } ?? ""
-    return "\(request.method) \(request.target) \(request.bodyLength) bytes -> \(outcome) (\(key)\(stored))"
+    let inflated = request.inflatedLength.map { " (gzip, \($0) inflated)" } ?? ""
+    return "\(request.method) \(request.target) \(request.bodyLength) bytes\(inflated) -> \(outcome) (\(key)\(stored))"
 }
 
 let options: ReceiverOptions

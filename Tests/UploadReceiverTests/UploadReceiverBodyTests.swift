@@ -47,6 +47,37 @@ final class UploadReceiverBodyTests: ReceiverTestCase {
         XCTAssertTrue(receiver.requests.first?.body == body)
     }
 
+    /// A gzip body is inflated and checked as a server that decodes request bodies would: two
+    /// members concatenated are one file; a body cut inside a member is refused (400); an empty
+    /// one is no body.
+    func testGzipBody_isInflated_membersConcatenated_aCutOneRefused() throws {
+        let first: [UInt8] = [
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0xd7, 0x51, 0x00, 0x00, 0x99,
+            0x56, 0xea, 0x11, 0x07, 0x00, 0x00, 0x00,
+        ]
+        let second: [UInt8] = [
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x4b, 0xaf, 0xca, 0x2c, 0x50, 0x28, 0xcf, 0x2f, 0xca, 0x49,
+            0xe1, 0x02, 0x00, 0xfe, 0x78, 0xd4, 0x0c, 0x0b, 0x00, 0x00, 0x00,
+        ]
+        func put(_ body: [UInt8]) throws -> Int {
+            let connection = try RawHTTPConnection(port: receiver.port)
+            try connection.send("PUT /up/g HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n")
+            try connection.send(body)
+            return try connection.readResponse().status
+        }
+        XCTAssertEqual(try put(first + second), 201)
+        XCTAssertEqual(try put(first + second.dropLast(3)), 400)
+        XCTAssertEqual(try put([]), 201)
+        XCTAssertTrue(receiver.waitForRequests(count: 3, timeout: 5))
+        let requests = receiver.requests
+        XCTAssertEqual(requests.first.map { String(decoding: $0.body, as: UTF8.self) }, "hello, gzip world\n")
+        XCTAssertEqual(requests.first?.bodyLength, Int64(first.count + second.count), "the bytes on the wire")
+        XCTAssertEqual(requests.first?.inflatedLength, 18)
+        XCTAssertEqual(requests.map(\.answeredStatus), [201, 400, 201])
+        XCTAssertEqual(GzipInflater.inflate(first), Array("hello, ".utf8))
+        XCTAssertNil(GzipInflater.inflate(Array(first.dropLast())))
+    }
+
     func testChunkedBodyIsDecodedIgnoringExtensionsAndTrailers() throws {
         let connection = try RawHTTPConnection(port: receiver.port)
         try connection.send(
