@@ -74,6 +74,9 @@ struct DaemonCommand {
                            help: "An environment variable holding a secret 'Name: value' header; like --header-file."),
                 OptionSpec("form", valueName: "FIELD",
                            help: "Send multipart/form-data: the blob as file part FIELD (with the item's name and content type) plus the item's fields."),
+                OptionSpec("compress", valueName: "CODING",
+                           help: "Send bodies compressed while they stream, with Content-Encoding: CODING (gzip; with an s3:// URL the object is stored compressed). Items that would not shrink go as they are: names ending in a compressed format's extension (jpg, png, gif, webp, mp4, mov, mkv, mp3, zip, gz, tgz, bz2, xz, zst, 7z, rar, docx...), compressed content types (image/jpeg, video/*, application/zip...), items with their own Content-Encoding, and items under 1 KiB. See docs/http.md 'Compression'.",
+                           completion: .choices(ContentCoding.allCases.map(\.rawValue))),
                 OptionSpec("content-digest", valueName: "ALGORITHM",
                            help: "Send an RFC 9530 Content-Digest header computed over the exact body sent (multipart included). ALGORITHM: sha-256.",
                            completion: .choices(ContentDigest.allCases.map(\.rawValue))),
@@ -270,6 +273,12 @@ struct DaemonCommand {
         configuration.tusUploads = isTus
         tusChunkSize = isTus
             ? try arguments.bytes("tus-chunk-size", range: DaemonCommand.tusChunkSizes) ?? TusTransport.defaultChunkSize : nil
+        configuration.compression = try DaemonCommand.compression(arguments, command: command)
+        if configuration.compression != nil && isTus {
+            throw ArgumentError(
+                "--compress cannot be used with a tus+ URL: a tus upload sends the file's own bytes, by offset "
+                    + "(docs/http.md 'Compression')", command: command)
+        }
         configuration.secrets = SecretRedaction(
             SecretRedaction.values(of: configuration.credentialHeaders, all: true) + SecretRedaction.values(of: configuration.headers)
                 + [s3?.credentials.secretAccessKey, s3?.credentials.sessionToken].compactMap { $0 })
@@ -374,6 +383,14 @@ struct DaemonCommand {
             throw ArgumentError("--form needs a field name without control characters", command: command)
         }
         return field
+    }
+
+    static func compression(_ arguments: ParsedArguments, command: String) throws -> ContentCoding? {
+        guard let text = arguments.value("compress") else { return nil }
+        if let coding = ContentCoding(rawValue: text.lowercased()) { return coding }
+        let why = text.lowercased() == "zstd"
+            ? " (this build has no zstd: see docs/http.md 'Compression')" : ""
+        throw ArgumentError("--compress '\(text)' is not supported\(why) (use: \(ContentCoding.allCases.map(\.rawValue).joined(separator: ", ")))", command: command)
     }
 
     static func contentDigest(_ arguments: ParsedArguments, command: String) throws -> ContentDigest? {
@@ -483,7 +500,7 @@ struct DaemonCommand {
                 engine.resume(from: handoff.summary, startedAt: startedAt)
                 log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
             } else {
-                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(tusChunkSize == nil ? "" : "tus+")\(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(tusChunkSize.map { "tus in requests of at most \(ByteUnits.exactText($0))" } ?? configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl")\(sizeSettings))")
+                log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(tusChunkSize == nil ? "" : "tus+")\(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(tusChunkSize.map { "tus in requests of at most \(ByteUnits.exactText($0))" } ?? configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl")\(configuration.compression.map { ", \($0.rawValue)" } ?? "")\(sizeSettings))")
             }
             let summary: RunSummary
             do {

@@ -33,6 +33,9 @@ public struct HTTPAttempt: Sendable {
         public var bodyLength: Int64?
         /// Whether a `Content-Digest` is computed before the first hop (`--content-digest`).
         public var wantsContentDigest: Bool
+        /// Whether the body is compressed as it is sent and not measured yet: its coded length
+        /// (its `Content-Length`) is read before the first hop (`--compress`).
+        public var measuresBody: Bool
         /// Whether a redirect `redirects` allows is followed; false: a 3xx is the outcome.
         public var followsRedirects: Bool
         public var redirects: RedirectPolicy
@@ -44,11 +47,12 @@ public struct HTTPAttempt: Sendable {
 
         public init(
             method: String, url: String, headers: [String: String], contentType: String, idempotencyKey: String,
-            bodyLength: Int64?, wantsContentDigest: Bool = false, followsRedirects: Bool = true,
+            bodyLength: Int64?, wantsContentDigest: Bool = false, measuresBody: Bool = false, followsRedirects: Bool = true,
             redirects: RedirectPolicy = RedirectPolicy(), answerKeep: Int = 0, deadlineSeconds: Double
         ) {
             (self.method, self.url, self.headers, self.contentType) = (method, url, headers, contentType)
             (self.idempotencyKey, self.bodyLength, self.wantsContentDigest) = (idempotencyKey, bodyLength, wantsContentDigest)
+            self.measuresBody = measuresBody
             (self.followsRedirects, self.redirects, self.answerKeep) = (followsRedirects, redirects, answerKeep)
             self.deadlineSeconds = deadlineSeconds
         }
@@ -67,8 +71,9 @@ public struct HTTPAttempt: Sendable {
     public enum Action: Equatable, Sendable {
         /// Nothing: go on.
         case none
-        /// Hash the body and report `digestComputed` (or `digestFailed`) before anything is sent.
-        case computeDigest
+        /// Read the body once before anything is sent (hash it for the `Content-Digest`, measure
+        /// its compressed form) and report `bodyPrepared` (or `bodyUnprepared`).
+        case prepareBody
         /// Start a transfer for this hop (the first request or a redirect's), the body from byte 0.
         case send(Hop)
         /// Stop reading the answer and end the transfer; report `transferEnded` with its status.
@@ -83,7 +88,7 @@ public struct HTTPAttempt: Sendable {
 
     private enum State {
         case idle
-        case hashing
+        case preparing
         case transferring(Transfer)
         case finished
     }
@@ -146,24 +151,26 @@ public struct HTTPAttempt: Sendable {
         if let problem = HeaderRule.requestProblem(headers: request.headers, contentType: request.contentType) {
             return finish(.refusal(.headerRefused, "not sent: \(problem)"))
         }
-        if request.wantsContentDigest {
-            state = .hashing
-            return .computeDigest
+        if request.wantsContentDigest || request.measuresBody {
+            state = .preparing
+            return .prepareBody
         }
         return send(url: request.url, number: 0)
     }
 
-    /// The body's `Content-Digest` header value is ready: the first hop goes.
-    public mutating func digestComputed(_ headerValue: String) -> Action {
-        guard case .hashing = state else { return .none }
+    /// The body was read: its `Content-Digest` header value (when wanted) is ready, and a
+    /// compressed body is measured: the first hop goes.
+    public mutating func bodyPrepared(contentDigest headerValue: String?) -> Action {
+        guard case .preparing = state else { return .none }
         contentDigest = headerValue
         return send(url: request.url, number: 0)
     }
 
-    /// The body could not be hashed: nothing was sent.
-    public mutating func digestFailed(_ detail: String) -> Action {
-        guard case .hashing = state else { return .none }
-        return finish(.failed(.bodyUnhashable("compute the Content-Digest", detail)))
+    /// The body could not be read before sending: nothing was sent.
+    public mutating func bodyUnprepared(_ detail: String) -> Action {
+        guard case .preparing = state else { return .none }
+        let what = request.wantsContentDigest ? "compute the Content-Digest" : "compress the body to measure it"
+        return finish(.failed(.bodyUnhashable(what, detail)))
     }
 
     /// One header line of the answer (libcurl's callback); a status line starts a new head.
@@ -248,7 +255,7 @@ public struct HTTPAttempt: Sendable {
     public mutating func deadlineCheck(now: Double) -> Action {
         guard now >= deadline else { return .none }
         switch state {
-        case .hashing, .transferring: return finish(.failed(.deadline(seconds: request.deadlineSeconds)))
+        case .preparing, .transferring: return finish(.failed(.deadline(seconds: request.deadlineSeconds)))
         case .idle, .finished: return .none
         }
     }

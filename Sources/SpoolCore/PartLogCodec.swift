@@ -6,11 +6,16 @@
 /// readable with `cat`). The first record names the upload, each later one a part the store
 /// accepted, or how far a tus server got:
 ///
-///     upload <blob size> <part size> <region> <upload id> <object URL>
+///     upload <blob size> <part size> <region> <upload id> <object URL> [<coding>]
 ///     part <number> <ETag>
 ///
 ///     tus <blob size> <upload URL> <endpoint URL>
 ///     offset <bytes the server acknowledged>
+///
+/// `<coding>` (`gzip`) names the coding every part was sent in (`--compress`: each part one gzip
+/// member of its range of the blob); without it the parts are the blob's bytes as they are. A
+/// log is resumed only by an upload in the same coding: parts of both kinds would make an
+/// object no reader can use.
 ///
 /// Variable fields are escaped (`%`, space, control bytes and bytes over 0x7E as `%XX`), so a
 /// payload never holds a space inside a field, a `\n` or a NUL.
@@ -32,9 +37,15 @@ public enum PartLogCodec {
         public var url: String
         /// Part number → ETag, as the store returned it.
         public var parts: [Int: String] = [:]
+        /// The coding every part is sent in (`--compress`); nil: the blob's bytes as they are.
+        public var coding: ContentCoding?
 
-        public init(size: Int64, partSize: Int64, region: String, uploadID: String, url: String, parts: [Int: String] = [:]) {
+        public init(
+            size: Int64, partSize: Int64, region: String, uploadID: String, url: String, parts: [Int: String] = [:],
+            coding: ContentCoding? = nil
+        ) {
             (self.size, self.partSize, self.region, self.uploadID, self.url, self.parts) = (size, partSize, region, uploadID, url, parts)
+            self.coding = coding
         }
 
         /// The plan the parts were cut by.
@@ -67,6 +78,7 @@ public enum PartLogCodec {
     /// simply is not resumable).
     public static func encodeHeader(_ state: State) -> [UInt8]? {
         let payload = "upload \(state.size) \(state.partSize) \(escape(state.region)) \(escape(state.uploadID)) \(escape(state.url))"
+            + (state.coding.map { " \($0.rawValue)" } ?? "")
         return payload.utf8.count <= IndexLogCodec.maximumPayloadLength ? IndexLogCodec.encode(payload: payload) : nil
     }
 
@@ -108,12 +120,15 @@ public enum PartLogCodec {
                 else { break }
                 tus = TusUploadRecord(size: size, uploadURL: url, endpoint: endpoint)
             } else if state == nil {
-                guard fields.count == 6, fields[0] == "upload", let size = Int64(fields[1]), let partSize = Int64(fields[2]),
-                      size > 0, partSize >= S3PartPlan.minimumPartSize,
+                guard fields.count == 6 || fields.count == 7, fields[0] == "upload", let size = Int64(fields[1]),
+                      let partSize = Int64(fields[2]), size > 0, partSize >= S3PartPlan.minimumPartSize,
                       let region = unescape(fields[3]), let uploadID = unescape(fields[4]), !uploadID.isEmpty,
                       let url = unescape(fields[5])
                 else { break }
-                state = State(size: size, partSize: partSize, region: region, uploadID: uploadID, url: url)
+                // A coding this version does not know: not a log it can resume.
+                let coding = fields.count == 7 ? ContentCoding(rawValue: fields[6]) : nil
+                guard fields.count == 6 || coding != nil else { break }
+                state = State(size: size, partSize: partSize, region: region, uploadID: uploadID, url: url, coding: coding)
             } else {
                 guard fields.count == 3, fields[0] == "part", let number = Int(fields[1]),
                       (1...state!.plan.partCount).contains(number), let etag = unescape(fields[2]), !etag.isEmpty

@@ -5,6 +5,8 @@ public struct S3PartPlan: Equatable, Sendable {
     /// S3's smallest part (except the last).
     public static let minimumPartSize: Int64 = 5 << 20
     public static let maximumParts: Int64 = 10_000
+    /// S3's largest part.
+    public static let maximumPartSize: Int64 = 5 << 30
     /// S3's largest object.
     public static let maximumObjectSize: Int64 = 5 << 40
 
@@ -21,6 +23,20 @@ public struct S3PartPlan: Equatable, Sendable {
             partSize = ((needed + (1 << 20) - 1) >> 20) << 20
         }
         self.partSize = partSize
+    }
+
+    /// The part size for a blob sent compressed (`--compress`: each part one gzip member of its
+    /// range), chosen so that parts compress to a little over `preferredPartSize`: the preferred
+    /// size divided by `compressedRatio` (compressed bytes per byte of a sample of the blob), 10 %
+    /// more for the parts that compress better than the sample, rounded up to whole MiB; never
+    /// below the preferred size nor above S3's largest part. A part that still compresses below
+    /// S3's smallest is padded (`GzipStream`).
+    public static func compressedPartSize(preferredPartSize: Int64, compressedRatio: Double) -> Int64 {
+        let preferred = max(preferredPartSize, minimumPartSize)
+        guard compressedRatio > 0, compressedRatio < 1 else { return preferred }
+        let scaled = min(Double(preferred) / compressedRatio * 1.1, Double(maximumPartSize))
+        let mebibytes = (Int64(scaled.rounded(.up)) + (1 << 20) - 1) >> 20
+        return min(max(preferred, mebibytes << 20), max(preferred, maximumPartSize))
     }
 
     public var partCount: Int { Int(max(1, (size + partSize - 1) / partSize)) }

@@ -225,7 +225,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         switch action {
         case .send: begin(transfer)
         case .finish(let outcome): transfer.finish(outcome)
-        case .none, .stopReading, .computeDigest: break
+        case .none, .stopReading, .prepareBody: break
         }
     }
 

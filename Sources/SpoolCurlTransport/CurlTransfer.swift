@@ -8,7 +8,8 @@ import SpoolTransport
 /// wire. Touched only by the transfers' thread once submitted (libcurl calls the callbacks there
 /// too); before that, by the thread that hashes its body.
 final class CurlTransfer: @unchecked Sendable {
-    let request: UploadRequest
+    /// Measured once its body is prepared, before the transfer goes to the transfers' thread.
+    var request: UploadRequest
     let completion: @Sendable (UploadOutcome) -> Void
     var core: HTTPAttempt
     /// Whether the completion was called (`finish`): exactly once.

@@ -8,8 +8,9 @@ import Synchronization
 /// Uploads with libcurl's multi interface (`--transport curl`), on one thread of its own
 /// (`CurlMultiLoop`): another driver of `HTTPAttempt`, so every rule (headers, redirects, the
 /// answer's cut, the deadline across hops, the outcome) is the one URLSession follows. What only
-/// libcurl offers is in `CurlOptions` (a private CA, HTTP/2); its own timers enforce the idle
-/// timeout and each hop's share of the deadline; the body is hashed here, off its thread.
+/// libcurl offers is in `CurlOptions` (a private CA, a client certificate, HTTP/2); its own timers
+/// enforce the idle timeout and each hop's share of the deadline; the body is hashed (and a
+/// compressed one measured) here, off its thread.
 public final class CurlTransport: UploadTransport {
     private let loop: CurlMultiLoop
     private let deadlineSeconds: Double
@@ -45,15 +46,17 @@ public final class CurlTransport: UploadTransport {
         switch first {
         case .finish(let outcome):
             transfer.finish(outcome)
-        case .computeDigest:
-            // Hashing is CPU-bound: never on the transfers' thread.
+        case .prepareBody:
+            // Hashing and compressing are CPU-bound: never on the transfers' thread.
             let generation = cancellations.withLock { $0 }
             digests.async { [self] in
                 let action: HTTPAttempt.Action
                 do {
-                    action = transfer.core.digestComputed(try request.contentDigestValue() ?? "")
+                    let (prepared, digest) = try request.prepared()
+                    transfer.request = prepared
+                    action = transfer.core.bodyPrepared(contentDigest: digest)
                 } catch {
-                    action = transfer.core.digestFailed("\(error)")
+                    action = transfer.core.bodyUnprepared("\(error)")
                 }
                 if case .finish(let outcome) = action { return transfer.finish(outcome) }
                 // Under the lock cancelAll takes: a cancel lands wholly before or after the submit.

@@ -159,6 +159,15 @@ extension Engine {
                 id: id, originalNameBytes: metadata.originalNameBytesOrUTF8, createdAt: metadata.creationTime),
             method: configuration.method, body: body, contentType: metadata.contentType, headers: headers)
         request.contentDigest = configuration.contentDigest
+        if let coding = configuration.compression, !configuration.tusUploads,
+           CompressionRule.skipReason(
+               name: metadata.originalName, contentType: metadata.contentType, size: metadata.size, headers: headers) == nil
+        {
+            // The item's request carries the header (an S3 object keeps it as its metadata; the
+            // parts of a multipart upload send none).
+            request.compression = coding
+            HeaderFields.set("Content-Encoding", coding.rawValue, in: &request.headers)
+        }
         request.uploadName = metadata.originalNameBytesOrUTF8
         if configuration.tusUploads || configuration.multipartThreshold.map({ metadata.size > $0 }) == true {
             // Progress that outlives the attempt: an S3 multipart upload's parts, a tus upload's URL.
@@ -178,7 +187,8 @@ extension Engine {
                 fields: metadata.fields, randomBits: (UInt64.random(in: 0...UInt64.max), UInt64.random(in: 0...UInt64.max)))
         }
         uploads[id]?.path = URLPathText.display(request.url)
-        log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B) to \(request.url)")  // redacted by EventLog
+        let coded = request.compression.map { ", sent \($0.rawValue)" } ?? ""
+        log.debug("uploading \(id) (attempt \(attempt), \(metadata.size) B\(coded)) to \(request.url)")  // redacted by EventLog
         let events = self.events
         requestsStarted += 1
         transport.start(request) { outcome in events.post(id, outcome) }

@@ -46,6 +46,9 @@ public struct EngineConfiguration: Sendable {
     public var outcomeRules: OutcomeRules
     /// `--content-digest sha-256`: an RFC 9530 `Content-Digest` header over the body sent.
     public var contentDigest: ContentDigest?
+    /// `--compress gzip`: items are sent in this coding, except those `CompressionRule` leaves
+    /// as they are.
+    public var compression: ContentCoding?
     /// `--recycle-above`, `--recycle-after`: when the loop winds down with `Stop.recycle`, so the
     /// daemon can re-execute itself and give back what URLSession keeps.
     public var recycle: RecycleTrigger

@@ -46,6 +46,12 @@ public final class BlobBody: Sendable {
     /// Why the blob could not be read to its recorded size, if it could not.
     public var failure: String? { shortRead.withLock { $0 } }
 
+    /// Records why a body read from the blob could not be sent as measured (its compressed form
+    /// changed length, zlib failed): the attempt's outcome then says so, as for a short read.
+    func noteFailure(_ reason: String) {
+        shortRead.withLock { $0 = $0 ?? reason }
+    }
+
     /// `pread(2)` of up to `count` bytes at `offset`, never past `size`. Returns the count read;
     /// -1 when closed, on a read error, or when the file ends before `size` (the blob changed
     /// after it was checked, which a spooled blob never may).

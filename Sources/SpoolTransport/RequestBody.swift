@@ -1,7 +1,10 @@
+import SpoolCore
+
 /// A request's body as the bytes it sends, written once for every transport: framing bytes (a
 /// multipart preamble and epilogue, an S3 step's XML) around a byte range of the blob the spool
-/// opened. URLSession reads it through `BodyInputStream`, libcurl through its read callback;
-/// `BodyDigest` hashes the same parts.
+/// opened, sent as they are or compressed while they are read (`coding`, `--compress`).
+/// URLSession reads it through `BodyInputStream`, libcurl through its read callback;
+/// `BodyDigest` hashes the same bytes.
 public struct RequestBody: Sendable {
     public enum Part: Sendable {
         case bytes([UInt8])
@@ -16,13 +19,30 @@ public struct RequestBody: Sendable {
         }
     }
 
+    /// The content, in order.
     public let parts: [Part]
-    /// Bytes the body sends: its `Content-Length`.
+    /// The coding the content is sent in (`GzipStream`), nil: as it is.
+    public let coding: ContentCoding?
+    /// With `coding`: the least number of bytes sent (`GzipStream`'s padding of a small S3 part).
+    public let padTo: Int64
+    /// Bytes the body sends: its `Content-Length` (the coded length, measured: `BodyDigest.measure`).
     public let length: Int64
 
     public init(_ parts: [Part]) {
         self.parts = parts
+        (coding, padTo) = (nil, 0)
         length = parts.reduce(0) { $0 + $1.length }
+    }
+
+    /// `parts` sent in `coding`, which makes `length` bytes of them (as measured).
+    public init(_ parts: [Part], coding: ContentCoding, padTo: Int64 = 0, length: Int64) {
+        (self.parts, self.coding, self.padTo, self.length) = (parts, coding, padTo, length)
+    }
+
+    /// The blob the body reads, if it reads one.
+    var blob: BlobBody? {
+        for part in parts { if case .blob(let blob, _, _) = part { return blob } }
+        return nil
     }
 }
 
@@ -36,8 +56,9 @@ public final class BodyReader: @unchecked Sendable {
     private let rate: BodyRateGate?
     /// Runs before each read: a test holds it, as a lost write event holds libcurl.
     private let readHook: (@Sendable () -> Void)?
-    private var part = 0
-    private var offset: Int64 = 0
+    private var cursor: PartCursor
+    /// With a coded body: its coded form, made as it is read.
+    private let coded: GzipStream?
     /// Bytes read since the body was last started from byte 0 (for a reader on one thread; the
     /// stall watch reads `progress` from another).
     public private(set) var bytesRead: Int64 = 0
@@ -47,6 +68,8 @@ public final class BodyReader: @unchecked Sendable {
         self.progress = progress
         self.rate = rate
         self.readHook = readHook
+        cursor = PartCursor(body.parts)
+        coded = body.coding.map { _ in GzipStream(body.parts, padTo: body.padTo) }
     }
 
     public var length: Int64 { body.length }
@@ -56,57 +79,60 @@ public final class BodyReader: @unchecked Sendable {
     public func read(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
         guard count > 0 else { return 0 }
         readHook?()
-        guard let rate, part < body.parts.count else { return readParts(into: buffer, upTo: count) }
+        guard let rate, bytesRead < body.length else { return readBody(into: buffer, upTo: count) }
         let allowed = rate.take(upTo: count)
-        let n = readParts(into: buffer, upTo: allowed)
+        let n = readBody(into: buffer, upTo: allowed)
         rate.giveBack(allowed - max(0, n))
         return n
     }
 
     /// Goes to `position` (libcurl rewinds to send the body again on a fresh connection); false
-    /// past the end.
+    /// past the end. A coded body starts its coded form again and skips to `position`.
     public func seek(to position: Int64) -> Bool {
         guard position >= 0, position <= body.length else { return false }
-        var rest = position
-        part = 0
-        while part < body.parts.count, rest >= body.parts[part].length, rest > 0 {
-            rest -= body.parts[part].length
-            part += 1
+        if let coded {
+            coded.restart()
+            var skipped: Int64 = 0
+            var scratch = [UInt8](repeating: 0, count: position > 0 ? GzipStream.step : 0)
+            while skipped < position {
+                let n = scratch.withUnsafeMutableBytes { coded.read(into: $0.baseAddress!, count: Int(min(Int64($0.count), position - skipped))) }
+                guard n > 0 else { return false }
+                skipped += Int64(n)
+            }
+        } else {
+            guard cursor.seek(to: position) else { return false }
         }
-        offset = rest
-        if position == 0 {
-            bytesRead = 0
-            progress?.restarted()
-        }
+        bytesRead = position
+        if position == 0 { progress?.restarted() }
         return true
     }
 
-    private func readParts(into buffer: UnsafeMutableRawPointer, upTo length: Int) -> Int {
-        while part < body.parts.count {
-            var n = 0
-            switch body.parts[part] {
-            case .bytes(let bytes):
-                n = min(length, bytes.count - Int(offset))
-                if n > 0 {
-                    bytes.withUnsafeBytes { source in buffer.copyMemory(from: source.baseAddress! + Int(offset), byteCount: n) }
-                }
-            case .blob(let blob, let start, let rangeLength):
-                let wanted = Int(min(Int64(length), rangeLength - offset))
-                if wanted > 0 {
-                    n = blob.read(into: buffer, count: wanted, at: start + offset)
-                    // A range past the blob's recorded size cannot be sent either.
-                    if n <= 0 { return -1 }
-                }
+    private func readBody(into buffer: UnsafeMutableRawPointer, upTo length: Int) -> Int {
+        let n: Int
+        if let coded {
+            // Exactly the measured length: a coded form that came out longer or shorter than it
+            // did when it was measured means the content is not what it was.
+            let room = Int(min(Int64(length), body.length - bytesRead))
+            n = room > 0 ? coded.read(into: buffer, count: room) : 0
+            if n < 0 {
+                if let failure = coded.failure { body.blob?.noteFailure(failure) }
+                return -1
             }
-            if n > 0 {
-                offset += Int64(n)
-                bytesRead += Int64(n)
-                progress?.read(n)
-                return n
+            let shorter = n == 0 && bytesRead < body.length
+            if shorter || (room == 0 && length > 0 && coded.read(into: buffer, count: 1) > 0) {
+                body.blob?.noteFailure(
+                    "its payload changed while it was sent: its gzip form came out \(shorter ? "shorter" : "longer") than the "
+                        + "\(body.length) B measured before sending")
+                return -1
             }
-            part += 1
-            offset = 0
+        } else {
+            n = cursor.read(into: buffer, upTo: length)
+            if n < 0 { return -1 }
         }
-        return 0
+        if n > 0 {
+            bytesRead += Int64(n)
+            progress?.read(n)
+        }
+        return n
     }
 }

@@ -93,10 +93,15 @@ final class S3MultipartUpload: @unchecked Sendable {
             create()
             return
         }
-        guard recorded.size == request.size, recorded.url == request.url, recorded.region == signer.region else {
-            // An upload for another object (the URL, the region or the blob's size changed).
+        guard recorded.size == request.size, recorded.url == request.url, recorded.region == signer.region,
+              recorded.coding == request.compression
+        else {
+            // An upload for another object (the URL, the region, the blob's size or the parts'
+            // coding changed: compressed parts and plain ones make no object anyone can read).
+            let coding = recorded.coding.map { ", parts in \($0.rawValue)" } ?? ""
             startOver(
-                .objectChanged, detail: "the part log was written for another object (\(recorded.url), \(recorded.region), \(recorded.size) B)",
+                .objectChanged,
+                detail: "the part log was written for another object (\(recorded.url), \(recorded.region), \(recorded.size) B\(coding))",
                 old: recorded, discarding: recorded.parts, stillExists: true, after: nil)
             return
         }
@@ -141,7 +146,34 @@ final class S3MultipartUpload: @unchecked Sendable {
 
     // MARK: Steps
 
+    /// The plan of a new upload: parts of the preferred size, or with `--compress` parts that
+    /// compress to about that size (`S3PartPlan.compressedPartSize`, from a sample of the blob).
+    private func newPlan() -> S3PartPlan {
+        guard let coding = request.compression else { return S3PartPlan(size: request.size, preferredPartSize: preferredPartSize) }
+        let ratio = S3MultipartUpload.compressedRatio(of: request.body, coding: coding)
+        let partSize = S3PartPlan.compressedPartSize(preferredPartSize: preferredPartSize, compressedRatio: ratio)
+        return S3PartPlan(size: request.size, preferredPartSize: partSize)
+    }
+
+    /// Compressed bytes per byte of the blob, from up to 4 samples of 1 MiB spread over it (each
+    /// compressed alone, as a part is); 1 when it cannot be read (the parts then find out why).
+    static func compressedRatio(of blob: BlobBody, coding: ContentCoding) -> Double {
+        let sample: Int64 = 1 << 20
+        let count = Int64(min(4, max(1, blob.size / sample)))
+        var (raw, coded): (Int64, Int64) = (0, 0)
+        for index in 0..<count {
+            let offset = blob.size <= sample ? 0 : (blob.size - sample) * index / max(1, count - 1)
+            let length = min(sample, blob.size - offset)
+            guard let measured = try? BodyDigest.measure([.blob(blob, offset: offset, length: length)], coding: coding, hashing: nil) else {
+                return 1
+            }
+            (raw, coded) = (raw + length, coded + measured.length)
+        }
+        return raw > 0 ? Double(coded) / Double(raw) : 1
+    }
+
     private func create() {
+        plan = newPlan()
         send(step: 0, method: "POST", query: "uploads=", payload: .bytes([]), contentType: request.contentType, headers: request.headers) {
             [self] answer in
             guard let id = S3PartPlan.element("UploadId", in: S3MultipartUpload.text(of: answer)) else {
@@ -152,7 +184,9 @@ final class S3MultipartUpload: @unchecked Sendable {
             if let journal {
                 journal.reached(.created)
                 do {
-                    try journal.begin(.init(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: id, url: request.url))
+                    try journal.begin(.init(
+                        size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: id, url: request.url,
+                        coding: request.compression))
                 } catch {
                     // Unrecorded, the upload could never be resumed: aborted.
                     fail(S3MultipartUpload.journalFailure(error, what: "the multipart upload", answer: answer), abortUpload: true)
@@ -299,6 +333,10 @@ final class S3MultipartUpload: @unchecked Sendable {
             decided(MultipartCompletionCheck.afterHead(head, expected: expected), doubt: doubt, failing: outcome, parts: parts)
         }) { [self] answer in
             let head = MultipartCompletionCheck.Head.found(size: answer.contentLength, etag: answer.etag)
+            if let coding = request.compression {
+                checkCodedObject(head, coding: coding, parts: parts, doubt: doubt, failing: outcome)
+                return
+            }
             guard MultipartCompletionCheck.wantsContentMD5(head, expected: expected) else {
                 decided(MultipartCompletionCheck.afterHead(head, expected: expected), doubt: doubt, failing: outcome, parts: parts)
                 return
@@ -321,6 +359,45 @@ final class S3MultipartUpload: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// HEAD found an object where a compressed upload's completion is in doubt: the object its
+    /// parts make is their gzip members one after another, whose size and MD5 only compressing
+    /// them again tells (off the attempts' queue; deterministic, `GzipStream`).
+    private func checkCodedObject(
+        _ head: MultipartCompletionCheck.Head, coding: ContentCoding, parts: [Int: String], doubt: String, failing outcome: UploadOutcome
+    ) {
+        let (body, plan) = (request.body, plan)
+        inFlight[0] = RequestCancellation()
+        DispatchQueue.global().async { [self] in
+            let coded = try? S3MultipartUpload.codedObject(of: body, plan: plan, coding: coding)
+            work.async { [self] in
+                inFlight[0] = nil
+                guard !finished else { return }
+                guard let coded else {
+                    fail(.refusal(.blobChanged, request.body.failure ?? "cannot read the blob to compare it with the object at the key"), abortUpload: false)
+                    return
+                }
+                var expected = MultipartCompletionCheck.Expected(size: coded.size, partETags: (1...plan.partCount).map { parts[$0] ?? "" })
+                expected.contentMD5 = coded.md5
+                decided(MultipartCompletionCheck.afterHead(head, expected: expected), doubt: doubt, failing: outcome, parts: parts)
+            }
+        }
+    }
+
+    /// The size and MD5 (hex) of the object a compressed upload's parts make, every part
+    /// compressed (and padded) as it is sent.
+    static func codedObject(of blob: BlobBody, plan: S3PartPlan, coding: ContentCoding) throws -> (size: Int64, md5: String) {
+        let md5 = BulkSHA256(md5: true)
+        var size: Int64 = 0
+        for number in 1...plan.partCount {
+            let (offset, length) = plan.range(ofPart: number)
+            let padTo = number < plan.partCount ? S3PartPlan.minimumPartSize : 0
+            size += try BodyDigest.measure(
+                [.blob(blob, offset: offset, length: length)], coding: coding, padTo: padTo, hashing: md5, finalizing: false
+            ).length
+        }
+        return (size, SigV4Signer.hex(try md5.finalize()))
     }
 
     /// Acts on what the check decided, and says so.
@@ -379,7 +456,8 @@ final class S3MultipartUpload: @unchecked Sendable {
         startedOver = true
         let oldPlan = old?.plan ?? plan
         let oldUpload = old ?? uploadID.map {
-            PartLogCodec.State(size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: $0, url: request.url)
+            PartLogCodec.State(
+                size: plan.size, partSize: plan.partSize, region: signer.region, uploadID: $0, url: request.url, coding: request.compression)
         }
         let bytes = discarding.keys.filter { (1...oldPlan.partCount).contains($0) }.reduce(Int64(0)) { $0 + oldPlan.range(ofPart: $1).length }
         var owed: OwedAbort?
@@ -404,7 +482,6 @@ final class S3MultipartUpload: @unchecked Sendable {
         uploadID = nil
         done = [:]
         repairedCompletion = false
-        plan = S3PartPlan(size: request.size, preferredPartSize: preferredPartSize)
         create()
     }
 
@@ -514,10 +591,17 @@ final class S3MultipartUpload: @unchecked Sendable {
         step.ownsBody = false
         step.answerKeep = answerKeep
         step.followsRedirects = false
-        let parts = step.requestBody?.parts ?? []
+        if case .range(let offset, let length) = payload, let coding = item.compression {
+            // One gzip member per part; every part but the last at least S3's smallest.
+            step.compression = coding
+            step.codedMinimum = offset + length < item.size ? S3PartPlan.minimumPartSize : 0
+        }
         let payloadHash: String
         do {
-            payloadHash = parts.isEmpty ? SigV4Signer.emptyPayloadHash : SigV4Signer.hex(try BodyDigest.sha256(of: parts))
+            // A compressed part is measured by the same read: its Content-Length.
+            let (measured, sha256) = try step.measured(hashing: true)
+            step = measured
+            payloadHash = SigV4Signer.hex(sha256 ?? [])
         } catch {
             return nil
         }

@@ -12,7 +12,8 @@ import FoundationNetworking
 /// A layer, not a second transport: the request is the one the engine built (its URL already
 /// the object's path-style or virtual-hosted URL), with the SigV4 headers added. The payload is
 /// hashed before the request — `x-amz-content-sha256`, which S3 checks against what arrives, so
-/// the hash doubles as an integrity check — and the signature is made right after, with the time
+/// the hash doubles as an integrity check; a compressed body is hashed in its coded form, which
+/// measures it too — and the signature is made right after, with the time
 /// of sending: every attempt, retries included, is signed fresh. Hashing runs on one serial queue
 /// of its own, like `--content-digest`, so CPU-bound blocks never starve Dispatch's small pool.
 /// Credentials live only in `signing`; headers are never logged. Credentials read from a file
@@ -104,9 +105,12 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
         waiting.withLock { $0[key] = false }
         hashing.async { [self] in
+            // A compressed body is measured by the same read: S3 wants its length up front.
+            let measured: UploadRequest
             let payloadHash: String
             do {
-                payloadHash = SigV4Signer.hex(try request.bodySHA256())
+                let (request, sha256) = try request.measured(hashing: true)
+                (measured, payloadHash) = (request, SigV4Signer.hex(sha256 ?? []))
             } catch {
                 waiting.withLock { _ = $0.removeValue(forKey: key) }
                 completion(.failed(.bodyUnhashable("hash the payload for S3", "\(error)")))
@@ -116,7 +120,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
                 completion(.cancelled)
                 return
             }
-            var signed = request
+            var signed = measured
             // Signed for this host and path: a redirect would carry the signature (and the body)
             // somewhere it was not made for. No S3 request follows one; the 3xx is the outcome.
             signed.followsRedirects = false

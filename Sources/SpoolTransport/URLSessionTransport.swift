@@ -30,13 +30,14 @@ import FoundationNetworking
 ///   which may wait for the delegate queue) is ever called from the delegate queue.
 /// - Redirects: URLSession never follows one itself (the delegate declines); the 3xx comes back
 ///   to the attempt, which sends the next hop as a fresh task or refuses.
-/// - The Content-Digest is computed from the attempt's descriptor before the first request, on a
-///   serial queue of its own (hashing is CPU-bound, and Dispatch's small pool must stay free for
+/// - The Content-Digest is computed (and a compressed body measured) from the attempt's
+///   descriptor before the first request, on a serial queue of its own (hashing is CPU-bound, and Dispatch's small pool must stay free for
 ///   the delegate queue). Request headers are never logged (they may hold credentials).
 public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDataDelegate, @unchecked Sendable {
     /// One attempt of one item, across its hops; mutated only under `state`'s lock.
     private final class Attempt: @unchecked Sendable {
-        let request: UploadRequest
+        /// Measured once its body is prepared (`HTTPAttempt.Action.prepareBody`).
+        var request: UploadRequest
         let completion: @Sendable (UploadOutcome) -> Void
         var core: HTTPAttempt
         var phase = AttemptPhase<URLSessionTask>()
@@ -155,13 +156,16 @@ public final class URLSessionTransport: NSObject, UploadTransport, URLSessionDat
         switch action {
         case .none, .stopReading:
             break
-        case .computeDigest:
+        case .prepareBody:
             digests.async { [weak self] in
                 do {
-                    let value = try attempt.request.contentDigestValue() ?? ""
-                    self?.apply(key) { attempt, _ in attempt.core.digestComputed(value) }
+                    let (prepared, digest) = try attempt.request.prepared()
+                    self?.apply(key) { attempt, _ in
+                        attempt.request = prepared
+                        return attempt.core.bodyPrepared(contentDigest: digest)
+                    }
                 } catch {
-                    self?.apply(key) { attempt, _ in attempt.core.digestFailed("\(error)") }
+                    self?.apply(key) { attempt, _ in attempt.core.bodyUnprepared("\(error)") }
                 }
             }
         case .send(let hop):

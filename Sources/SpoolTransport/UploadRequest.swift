@@ -28,8 +28,18 @@ public struct UploadRequest: Sendable {
     /// With `--form`: send `multipart/form-data` with the blob as a file part.
     public var form: MultipartForm?
     /// With `--content-digest`: send an RFC 9530 `Content-Digest` over the exact body (the
-    /// multipart body when there is one), computed before the request.
+    /// multipart body when there is one, compressed when it is), computed before the request.
     public var contentDigest: ContentDigest?
+    /// With `--compress`: the body (the blob with its frame, or an S3 part's range) is sent in
+    /// this coding, made while it is read (`GzipStream`); whoever sets it also sets the
+    /// `Content-Encoding` header where it belongs (the item's request; for an S3 multipart
+    /// upload, CreateMultipartUpload's). Nil: the body as it is.
+    public var compression: ContentCoding?
+    /// With `compression`: the coded body's length, once measured (`prepared`); nil before.
+    public var codedLength: Int64?
+    /// With `compression`: the least number of bytes the coded body sends (an S3 part that is not
+    /// the last is padded to S3's smallest part: `GzipStream`).
+    public var codedMinimum: Int64 = 0
     /// Where an S3 multipart upload records its progress (the item's part log); nil for items
     /// too small for one, and for HTTP targets.
     public var partJournal: (any PartJournal)?
@@ -71,16 +81,46 @@ public struct UploadRequest: Sendable {
         }
     }
 
-    /// The body the request sends (framing bytes and a byte range of the blob), nil for `.none`.
+    /// The body the request sends (framing bytes and a byte range of the blob, in `compression`
+    /// when set), nil for `.none`. A compressed body's length is known once measured
+    /// (`prepared`); unmeasured, it says the content's, and reading it fails at the first
+    /// difference instead of sending a body its `Content-Length` does not describe.
     public var requestBody: RequestBody? {
+        let parts: [RequestBody.Part]
         switch payload {
         case .blob:
-            guard let form else { return RequestBody([.blob(body, offset: 0, length: body.size)]) }
-            return RequestBody([.bytes(form.preamble), .blob(body, offset: 0, length: body.size), .bytes(form.epilogue)])
-        case .range(let offset, let length): return RequestBody([.blob(body, offset: offset, length: length)])
+            parts = form.map { [.bytes($0.preamble), .blob(body, offset: 0, length: body.size), .bytes($0.epilogue)] }
+                ?? [.blob(body, offset: 0, length: body.size)]
+        case .range(let offset, let length): parts = [.blob(body, offset: offset, length: length)]
         case .bytes(let bytes): return RequestBody([.bytes(bytes)])
         case .none: return nil
         }
+        guard let compression else { return RequestBody(parts) }
+        return RequestBody(parts, coding: compression, padTo: codedMinimum, length: codedLength ?? PartCursor(parts).contentLength)
+    }
+
+    /// Whether the body must be read once before it is sent: compressed and not measured yet.
+    public var needsMeasuring: Bool { requestBody?.coding != nil && codedLength == nil }
+
+    /// The request ready to send, with what the reading found: a compressed body measured (its
+    /// coded length), and the `Content-Digest` value (`--content-digest`) of the bytes sent. Reads
+    /// the body once (both at once when both are wanted); CPU-bound: not on a transport's own thread.
+    public func prepared() throws -> (request: UploadRequest, contentDigest: String?) {
+        let (request, sha256) = try measured(hashing: contentDigest != nil)
+        guard let contentDigest, let sha256 else { return (request, nil) }
+        return (request, contentDigest.headerValue(digest: sha256))
+    }
+
+    /// The request with a compressed body measured, and the SHA-256 of the exact bytes the body
+    /// sends when `hashing` (S3's payload hash, `Content-Digest`).
+    public func measured(hashing: Bool) throws -> (request: UploadRequest, sha256: [UInt8]?) {
+        guard let body = requestBody, let coding = body.coding else {
+            return (self, hashing ? try BodyDigest.sha256(of: requestBody?.parts ?? []) : nil)
+        }
+        let (length, digest) = try BodyDigest.measure(body.parts, coding: coding, padTo: body.padTo, hashing: hashing ? BulkSHA256() : nil)
+        var measured = self
+        measured.codedLength = length
+        return (measured, digest)
     }
 
     /// The attempt this request starts (`HTTPAttempt`), with the transport's deadline (this
@@ -88,15 +128,11 @@ public struct UploadRequest: Sendable {
     public func attempt(deadlineSeconds: Double, redirects: RedirectPolicy, answerLimit: Int) -> HTTPAttempt.Request {
         HTTPAttempt.Request(
             method: method, url: url, headers: headers, contentType: form?.headerValue ?? contentType, idempotencyKey: id.rawValue,
-            bodyLength: requestBody?.length, wantsContentDigest: contentDigest != nil, followsRedirects: followsRedirects,
+            bodyLength: requestBody?.length, wantsContentDigest: contentDigest != nil, measuresBody: needsMeasuring,
+            followsRedirects: followsRedirects,
             redirects: redirects, answerKeep: max(answerLimit, answerKeep), deadlineSeconds: min(deadlineSeconds, self.deadlineSeconds ?? deadlineSeconds))
     }
 
-    /// The `Content-Digest` header value of the body (`--content-digest`), computed by hashing it.
-    public func contentDigestValue() throws -> String? {
-        guard let contentDigest else { return nil }
-        return contentDigest.headerValue(digest: try bodySHA256())
-    }
 
     /// Why this request's headers must not go on the wire (`HeaderRule.requestProblem` over its
     /// headers and the `Content-Type` it sends), or nil: `HTTPAttempt` asks before anything is
@@ -110,8 +146,8 @@ public struct UploadRequest: Sendable {
         .refusal(.headerRefused, "not sent: \(problem)")
     }
 
-    /// SHA-256 of the exact bytes the body sends (`BodyDigest`), for `Content-Digest`.
-    public func bodySHA256() throws -> [UInt8] { try BodyDigest.sha256(of: requestBody?.parts ?? []) }
+    /// SHA-256 of the exact bytes the body sends (`BodyDigest`; compressed when it is).
+    public func bodySHA256() throws -> [UInt8] { try measured(hashing: true).sha256 ?? [] }
 
     public init(
         id: ItemID, attempt: Int, url: String, method: String, body: BlobBody, contentType: String,

@@ -10,6 +10,8 @@ struct S3TestClient {
     struct Response {
         var status: Int
         var body: Data
+        /// The answer's header fields, names lowercased.
+        var headers: [String: String] = [:]
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
@@ -100,7 +102,12 @@ struct S3TestClient {
         let session = URLSession(configuration: .ephemeral)
         defer { session.finishTasksAndInvalidate() }
         let task = session.dataTask(with: request) { data, response, _ in
-            if let http = response as? HTTPURLResponse { outcome.response = Response(status: http.statusCode, body: data ?? Data()) }
+            if let http = response as? HTTPURLResponse {
+                let headers = Dictionary(
+                    http.allHeaderFields.compactMap { ($0.key as? String).map { ($0.lowercased(), "\(http.allHeaderFields[$0]!)") } },
+                    uniquingKeysWith: { first, _ in first })
+                outcome.response = Response(status: http.statusCode, body: data ?? Data(), headers: headers)
+            }
             done.signal()
         }
         task.resume()

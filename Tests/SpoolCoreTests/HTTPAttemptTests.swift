@@ -66,9 +66,9 @@ final class HTTPAttemptTests: XCTestCase {
 
     func testContentDigest_isComputedFirst_andSentOnEveryHop() {
         var attempt = HTTPAttempt(request(digest: true), now: 0)
-        XCTAssertEqual(attempt.start(), .computeDigest)
+        XCTAssertEqual(attempt.start(), .prepareBody)
         XCTAssertNil(attempt.hop)
-        guard case .send(let hop) = attempt.digestComputed("sha-256=:abc=:") else { return XCTFail() }
+        guard case .send(let hop) = attempt.bodyPrepared(contentDigest: "sha-256=:abc=:") else { return XCTFail() }
         XCTAssertEqual(hop.headers.last, HeaderRule.Field(name: "Content-Digest", value: "sha-256=:abc=:"))
         lines(&attempt, ["HTTP/1.1 307 Temporary Redirect", "Location: /in/b.bin"])
         guard case .send(let next) = attempt.transferEnded(status: 307, error: nil, bodyFailure: nil, now: 1, date: date) else { return XCTFail() }
@@ -76,7 +76,7 @@ final class HTTPAttemptTests: XCTestCase {
 
         var unreadable = HTTPAttempt(request(digest: true), now: 0)
         _ = unreadable.start()
-        let failed = outcome(unreadable.digestFailed("cannot read the body"))
+        let failed = outcome(unreadable.bodyUnprepared("cannot read the body"))
         XCTAssertEqual(failed?.summary, "could not compute the Content-Digest: cannot read the body")
         XCTAssertEqual(failed?.class, .retryable)
     }
@@ -279,7 +279,7 @@ final class HTTPAttemptTests: XCTestCase {
         var hashing = HTTPAttempt(request(digest: true), now: 100)
         _ = hashing.start()
         XCTAssertEqual(outcome(hashing.deadlineCheck(now: 200)), .failed(.deadline(seconds: 30)), "hashing counts against the deadline")
-        XCTAssertEqual(hashing.digestComputed("x"), .none, "nothing sent after the end")
+        XCTAssertEqual(hashing.bodyPrepared(contentDigest: "x"), .none, "nothing sent after the end")
 
         var stalled = sending()
         XCTAssertEqual(outcome(stalled.stalled(quietSeconds: 2))?.code, "stalled")

@@ -20,6 +20,21 @@ final class PartLogCodecTests: XCTestCase {
         XCTAssertFalse(bytes.dropLast().contains(0x0a) && String(decoding: bytes, as: UTF8.self).split(separator: "\n").count != 4)
     }
 
+    /// An upload whose parts are gzip members (`--compress`) says so in its first record; a log
+    /// without the field (every log before it) is one of plain parts; a coding this version does
+    /// not know makes the log not resumable.
+    func testCoding_isRecorded_absentMeansPlain_unknownIsNotTrusted() {
+        var gzipped = upload
+        gzipped.coding = .gzip
+        let header = PartLogCodec.encodeHeader(gzipped)!
+        XCTAssertTrue(String(decoding: header, as: UTF8.self).hasSuffix(" gzip\n"))
+        XCTAssertEqual(PartLogCodec.decode(header + PartLogCodec.encodePart(1, etag: "\"e\"")!).state?.coding, .gzip)
+        XCTAssertEqual(PartLogCodec.decode(PartLogCodec.encodeHeader(upload)!).state, upload)
+        XCTAssertNil(PartLogCodec.decode(PartLogCodec.encodeHeader(upload)!).state?.coding)
+        let unknown = IndexLogCodec.encode(payload: "upload \(40 << 20) \(16 << 20) us-east-1 id http://h/b/k zstd")
+        XCTAssertNil(PartLogCodec.decode(unknown).state)
+    }
+
     /// A crash can cut the last append anywhere: every prefix decodes to the parts whose records
     /// are whole, and `validLength` ends right after the last whole one.
     func testTornTail_atEveryByte_keepsTheWholeRecordsOnly() {

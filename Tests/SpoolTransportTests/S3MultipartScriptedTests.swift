@@ -112,10 +112,11 @@ final class S3MultipartScriptedTests: XCTestCase {
     private func upload(
         through store: ScriptedStore, headers: [String: String] = [:], resuming: Bool = true,
         recorded: [Int: String] = [1: "\"e1\"", 2: "\"e2\"", 3: "\"e3\""], url: String = S3MultipartScriptedTests.url,
-        notes: Notes = Notes()
+        notes: Notes = Notes(), compression: ContentCoding? = nil
     ) throws -> (UploadOutcome, MemoryJournal) {
         var request = try uploadRequest(to: Self.url, size: Self.size)
         request.headers = headers
+        request.compression = compression
         let signer = SigV4Signer(credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1")
         let journal = MemoryJournal(id: request.id, state: resuming ? PartLogCodec.State(
             size: Int64(Self.size), partSize: 5 << 20, region: "us-east-1", uploadID: "old", url: url,
@@ -357,6 +358,26 @@ final class S3MultipartScriptedTests: XCTestCase {
         XCTAssertEqual(journal.owed, ["old"])
         XCTAssertEqual(notes.startOvers.map(\.reason), [.objectChanged])
         XCTAssertTrue(notes.all.contains { if case .abortOwed(let a) = $0 { a.uploadID == "old" } else { false } })
+    }
+
+    /// A log of plain parts is not resumed by a compressed upload (nor the other way round): the
+    /// object would mix both. The new upload records its coding, sizes its parts for it (the
+    /// fixture's bytes compress to nearly nothing: one part), and only CreateMultipartUpload
+    /// carries the object's Content-Encoding.
+    func testLogOfPlainParts_isNotResumedCompressed_theNewUploadRecordsItsCoding() throws {
+        let store = Self.store(Script())
+        let notes = Notes()
+        let (outcome, journal) = try upload(
+            through: store, headers: ["Content-Encoding": "gzip"], recorded: Self.recordedMD5s, notes: notes, compression: .gzip)
+        XCTAssertEqual(outcome.class, .success, "\(outcome.summary); \(store.requests)")
+        XCTAssertEqual(notes.startOvers.map(\.reason), [.objectChanged])
+        XCTAssertEqual(journal.owed, ["old"])
+        let state = try XCTUnwrap(journal.current)
+        XCTAssertEqual(state.coding, .gzip)
+        XCTAssertEqual(state.plan.partCount, 1, "part size \(state.partSize)")
+        XCTAssertEqual(store.requests.filter { $0.hasPrefix("PUT ") }, ["PUT partNumber=1&uploadId=new"])
+        XCTAssertEqual(store.headers["POST uploads="]?["Content-Encoding"], "gzip")
+        XCTAssertNil(store.headers["PUT partNumber=1&uploadId=new"]?["Content-Encoding"])
     }
 
     /// SSE-C: the customer's key goes with CreateMultipartUpload, every part and the completion
