@@ -81,6 +81,25 @@ final class HTTPAttemptTests: XCTestCase {
         XCTAssertEqual(failed?.class, .retryable)
     }
 
+    /// A compressed body is measured before the first hop (its Content-Length), without a digest.
+    func testCompressedBody_isMeasuredFirst_withoutADigest() {
+        var compressed = HTTPAttempt(
+            HTTPAttempt.Request(
+                method: "PUT", url: "http://up.example/a.csv", headers: ["Content-Encoding": "gzip"], contentType: "text/csv",
+                idempotencyKey: "id-1", bodyLength: 10, measuresBody: true, deadlineSeconds: 30), now: 0)
+        XCTAssertEqual(compressed.start(), .prepareBody)
+        guard case .send(let hop) = compressed.bodyPrepared(contentDigest: nil) else { return XCTFail() }
+        XCTAssertFalse(hop.headers.contains { $0.name == "Content-Digest" })
+        XCTAssertEqual(hop.headers.first { $0.name == "Content-Encoding" }?.value, "gzip")
+
+        var unreadable = HTTPAttempt(
+            HTTPAttempt.Request(
+                method: "PUT", url: "http://up.example/a.csv", headers: [:], contentType: "text/csv", idempotencyKey: "id-1",
+                bodyLength: 10, measuresBody: true, deadlineSeconds: 30), now: 0)
+        _ = unreadable.start()
+        XCTAssertEqual(outcome(unreadable.bodyUnprepared("shrank"))?.summary, "could not compress the body to measure it: shrank")
+    }
+
     // MARK: answers
 
     func testAnswer_isTheOutcome_withWhatItKeeps() {
