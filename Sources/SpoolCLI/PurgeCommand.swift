@@ -87,14 +87,9 @@ struct PurgeCommand: SpooldCommand {
     /// termination; each bounded); those confirmed are recorded as done, the others stay owed.
     private func terminateTusUploads(_ owed: [OwedAbort], spool: Spool, context: CommandContext) {
         guard !owed.isEmpty else { return }
-        let timeout = 10.0
-        let transport: any UploadTransport = if let curl {
-            CurlTransport(deadlineSeconds: timeout, idleSeconds: timeout, connections: S3UploadAbort.concurrency, options: curl)
-        } else {
-            S3UploadAbort.urlSessionTransport(for: owed.count, timeoutSeconds: timeout)
-        }
+        let transport = endingTransport(for: owed.count)
         defer { (transport as? CurlTransport)?.shutdown() }
-        let confirmed = TusTransport.terminate(owed, transport: transport, clock: context.clock, timeoutSeconds: timeout)
+        let confirmed = TusTransport.terminate(owed, transport: transport, clock: context.clock, timeoutSeconds: PurgeCommand.abortSeconds)
         for (termination, ok) in zip(owed, confirmed) {
             if ok {
                 try? spool.partLogs.aborts.confirmed(termination.uploadID)
@@ -102,6 +97,16 @@ struct PurgeCommand: SpooldCommand {
                 context.complain("\(termination.id): the tus server did not confirm terminating its upload \(termination.uploadID); it stays owed (SPOOL/parts/\(AbortLog.fileName)) and the daemon sends it at its next start")
             }
         }
+    }
+
+    /// The transport that ends `count` uploads (aborts, terminations): the one `--transport`
+    /// names, each request bounded by `abortSeconds`, up to `S3UploadAbort.concurrency` at once.
+    private func endingTransport(for count: Int) -> any UploadTransport {
+        let timeout = PurgeCommand.abortSeconds
+        if let curl {
+            return CurlTransport(deadlineSeconds: timeout, idleSeconds: timeout, connections: S3UploadAbort.concurrency, options: curl)
+        }
+        return S3UploadAbort.urlSessionTransport(for: count, timeoutSeconds: timeout)
     }
 
     /// Sends the owed aborts (several at once, each bounded); those the store confirms are
@@ -118,14 +123,9 @@ struct PurgeCommand: SpooldCommand {
             S3UploadAbort.Upload(
                 uploadID: abort.uploadID, url: abort.url, id: abort.id, signer: SigV4Signer(credentials: credentials, region: abort.region))
         }
-        let timeout = PurgeCommand.abortSeconds
-        let transport: any UploadTransport = if let curl {
-            CurlTransport(deadlineSeconds: timeout, idleSeconds: timeout, connections: S3UploadAbort.concurrency, options: curl)
-        } else {
-            S3UploadAbort.urlSessionTransport(for: uploads.count, timeoutSeconds: timeout)
-        }
+        let transport = endingTransport(for: uploads.count)
         defer { (transport as? CurlTransport)?.shutdown() }
-        let confirmed = S3UploadAbort.abort(uploads, transport: transport, clock: context.clock, timeoutSeconds: timeout)
+        let confirmed = S3UploadAbort.abort(uploads, transport: transport, clock: context.clock, timeoutSeconds: PurgeCommand.abortSeconds)
         for (upload, ok) in zip(uploads, confirmed) {
             if ok {
                 try? spool.partLogs.aborts.confirmed(upload.uploadID)

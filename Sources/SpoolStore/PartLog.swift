@@ -53,17 +53,24 @@ public final class PartLog: PartJournal, TusJournal, @unchecked Sendable {
                 if scan.isTornStart { folder.remove(name) } else { folder.setAside(name) }
                 return nil
             }
-            do {
-                let opened = try state.fd ?? folder.openForAppend(name)
-                state.fd = opened
-                if try folder.fs.seekToEnd(opened) != Int64(scan.validLength) {
-                    try folder.fs.truncate(opened, to: Int64(scan.validLength))
-                    _ = try folder.fs.seekToEnd(opened)
-                }
-            } catch {
-                return nil
-            }
+            guard reopen(&state, at: scan.validLength) else { return nil }
             return scan.state
+        }
+    }
+
+    /// Opens the log for appending (once) at the end of its valid records, a torn tail cut away;
+    /// false when it cannot be (the upload then starts afresh).
+    private func reopen(_ state: inout Appending, at validLength: Int) -> Bool {
+        do {
+            let opened = try state.fd ?? folder.openForAppend(name)
+            state.fd = opened
+            if try folder.fs.seekToEnd(opened) != Int64(validLength) {
+                try folder.fs.truncate(opened, to: Int64(validLength))
+                _ = try folder.fs.seekToEnd(opened)
+            }
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -132,16 +139,7 @@ public final class PartLog: PartJournal, TusJournal, @unchecked Sendable {
                 if scan.isTornStart { folder.remove(name) } else { folder.setAside(name) }
                 return nil
             }
-            do {
-                let opened = try state.fd ?? folder.openForAppend(name)
-                state.fd = opened
-                if try folder.fs.seekToEnd(opened) != Int64(scan.validLength) {
-                    try folder.fs.truncate(opened, to: Int64(scan.validLength))
-                    _ = try folder.fs.seekToEnd(opened)
-                }
-            } catch {
-                return nil
-            }
+            guard reopen(&state, at: scan.validLength) else { return nil }
             return (record, scan.tusOffset)
         }
     }
