@@ -2,7 +2,9 @@
 // The package is the architecture map:
 //   SpoolCore       pure rules: ids, file names, item lifecycle, retry policy, outcomes (UploadOutcome,
 //                   an enum) and their classes, one HTTP attempt as a state machine both transports
-//                   drive (HTTPAttempt), the tus 1.0 protocol as one (TusUpload), index record codec,
+//                   drive (HTTPAttempt), the tus 1.0 protocol and S3 multipart uploads as ones their
+//                   drivers follow (TusUpload, S3MultipartUpload: requests and records as actions, one
+//                   start-over rule, StartOverBudget), index record codec,
 //                   recovery planning, timetables in local time (the zone's
 //                   offset injected). Imports no I/O (not even Foundation).
 //   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify,
@@ -11,6 +13,7 @@
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
 //   SpoolTransport  the transport protocol; the tus layer (TusTransport drives TusUpload over either transport);
+//                   the S3 signing layer (S3MultipartAttempt drives S3MultipartUpload, signing each step);
 //                   the request body written once for every transport (RequestBody,
 //                   BodyReader, the daemon's one --limit-rate gate; --compress's deflate while it is read, GzipStream,
 //                   through CZlib: the system zlib, pkg-config `zlib`, already loaded by libcurl); URLSession's driver of HTTPAttempt; the

@@ -101,7 +101,7 @@ public struct TusUpload: Sendable {
     public private(set) var resumedAt: Int64?
     private var state = State.idle
     private var resyncsLeft = TusUpload.maximumResyncs
-    private var hasStartedOver = false
+    private var startOvers = StartOverBudget()
     /// The status OPTIONS answered in this attempt, for an outcome that comes of what it said.
     private var optionsStatus: Int?
 
@@ -294,10 +294,7 @@ public struct TusUpload: Sendable {
         _ reason: MultipartNote.StartOver.Reason, _ detail: String, stillExists: Bool, after outcome: UploadOutcome?
     ) -> Action {
         guard let old = upload else { return fail(outcome ?? .refusal(.unsupported, detail)) }
-        guard !hasStartedOver else {
-            return fail(outcome?.withoutBody ?? .answered(HTTPAnswer(status: 0).ruled(.retryable, because: detail)))
-        }
-        hasStartedOver = true
+        if let ending = startOvers.spend(after: outcome, detail: detail) { return fail(ending) }
         state = .startingOver
         return .startOver(StartOver(reason: reason, detail: detail, old: old, discardedBytes: knownOffset, stillExists: stillExists))
     }

@@ -19,7 +19,7 @@ import FoundationNetworking
 /// Credentials live only in `signing`; headers are never logged. Credentials read from a file
 /// are read again before each request once the store refused them (`rereadCredentials`): a file
 /// rewritten with new temporary credentials ends the pause at the next probe, without a restart. Blobs larger than the part size
-/// go up as a multipart upload within the attempt (`S3MultipartUpload`), each part hashed and
+/// go up as a multipart upload within the attempt (`S3MultipartAttempt`, the driver of `S3MultipartUpload`), each part hashed and
 /// signed on its own and sent through the same transport underneath, and resumed from the item's
 /// part log on a later attempt.
 public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
@@ -36,7 +36,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     private let nextKey = Mutex(0)
     private let multipart: Multipart?
     /// Multipart uploads in progress, for `cancelAll`.
-    private let multipartUploads = Mutex<[Int: S3MultipartUpload]>([:])
+    private let multipartUploads = Mutex<[Int: S3MultipartAttempt]>([:])
     /// The daemon's request rate, which paces the steps of multipart uploads after their first.
     private let pacer: RequestPacer?
 
@@ -91,7 +91,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
         }
         let signer = currentSigner()
         if let multipart, request.size > multipart.partSize {
-            let upload = S3MultipartUpload(
+            let upload = S3MultipartAttempt(
                 request, preferredPartSize: multipart.partSize, concurrency: S3SigningTransport.partsInFlight(multipart.concurrency),
                 transport: inner, signer: signer, clock: clock, deadlineSeconds: multipart.deadlineSeconds, work: hashing,
                 pacer: pacer
@@ -168,7 +168,7 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     public func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void) {
         var signer = currentSigner()
         signer.region = abort.region
-        S3MultipartUpload.abort(
+        S3MultipartAttempt.abort(
             uploadID: abort.uploadID, url: abort.url, id: abort.id, transport: inner, signer: signer, clock: clock,
             deadlineSeconds: min(multipart?.deadlineSeconds ?? 30, 30), then: completion)
     }

@@ -42,7 +42,7 @@ public enum S3UploadAbort {
             // Each abort's deadline starts when it is sent, so none waits in a queue against it.
             guard slots.wait(timeout: .now() + timeoutSeconds + 1) == .success else { break }
             finished.enter()
-            S3MultipartUpload.abort(
+            S3MultipartAttempt.abort(
                 uploadID: upload.uploadID, url: upload.url, id: upload.id, transport: transport, signer: upload.signer,
                 clock: clock, deadlineSeconds: timeoutSeconds
             ) { outcome in

@@ -13,7 +13,9 @@ import XCTest
 ///   resumed upload gone with every part recorded are checked with the store: ListParts, then
 ///   HEAD of the key, row by row of `MultipartCompletionCheck`'s decision table;
 /// - every resume and start-over is told (`MultipartNote`), with what it throws away;
-/// - SSE-C headers go with every step that needs them.
+/// - SSE-C headers go with every step that needs them;
+/// - `--compress gzip`: a log of parts in another coding is not resumed, and a compressed
+///   upload's completion in doubt is checked against the object its parts make compressed.
 final class S3MultipartScriptedTests: XCTestCase {
     /// A store scripted by request: records every request as `METHOD query`.
     private final class ScriptedStore: UploadTransport, @unchecked Sendable {
@@ -112,7 +114,7 @@ final class S3MultipartScriptedTests: XCTestCase {
     private func upload(
         through store: ScriptedStore, headers: [String: String] = [:], resuming: Bool = true,
         recorded: [Int: String] = [1: "\"e1\"", 2: "\"e2\"", 3: "\"e3\""], url: String = S3MultipartScriptedTests.url,
-        notes: Notes = Notes(), compression: ContentCoding? = nil
+        notes: Notes = Notes(), compression: ContentCoding? = nil, recordedCoding: ContentCoding? = nil
     ) throws -> (UploadOutcome, MemoryJournal) {
         var request = try uploadRequest(to: Self.url, size: Self.size)
         request.headers = headers
@@ -120,7 +122,7 @@ final class S3MultipartScriptedTests: XCTestCase {
         let signer = SigV4Signer(credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1")
         let journal = MemoryJournal(id: request.id, state: resuming ? PartLogCodec.State(
             size: Int64(Self.size), partSize: 5 << 20, region: "us-east-1", uploadID: "old", url: url,
-            parts: recorded) : nil)
+            parts: recorded, coding: recordedCoding) : nil)
         request.partJournal = journal
         request.multipartNotes = { notes.add($0) }
         let transport = S3SigningTransport(
@@ -378,6 +380,52 @@ final class S3MultipartScriptedTests: XCTestCase {
         XCTAssertEqual(store.requests.filter { $0.hasPrefix("PUT ") }, ["PUT partNumber=1&uploadId=new"])
         XCTAssertEqual(store.headers["POST uploads="]?["Content-Encoding"], "gzip")
         XCTAssertNil(store.headers["PUT partNumber=1&uploadId=new"]?["Content-Encoding"])
+    }
+
+    /// The object a compressed upload's three parts make: each part one gzip member of its range,
+    /// the first two padded to S3's smallest part, one after another (as the store concatenates them).
+    private static func codedObject() throws -> (size: Int, md5: String) {
+        var object: [UInt8] = []
+        for number in 1...3 {
+            var part = try uploadRequest(to: url, size: size)
+            let offset = Int64(number - 1) << 22 + Int64(number - 1) << 20  // 5 MiB each
+            part.payload = .range(offset: offset, length: min(5 << 20, Int64(size) - offset))
+            part.compression = .gzip
+            part.codedMinimum = number < 3 ? 5 << 20 : 0
+            let body = try XCTUnwrap(try part.prepared().request.requestBody)
+            let reader = BodyReader(body)
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { reader.read(into: $0.baseAddress!, count: 1 << 16) }
+                guard n > 0 else { XCTAssertEqual(n, 0); break }
+                object += buffer[0..<n]
+            }
+        }
+        return (object.count, MD5.hash(object).map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// A compressed upload gone with every part recorded (or its completion in doubt): HEAD's
+    /// object is compared with what the parts make compressed again (its size and MD5), not with
+    /// the blob: that object is the item uploaded; another one (the blob's own size) starts over.
+    func testCompressedUpload_uploadGone_checksTheObjectThePartsMakeCompressed() throws {
+        let coded = try Self.codedObject()
+        XCTAssertNotEqual(coded.size, Self.size, "two padded parts and a small member: not the blob's size")
+        let store = Self.store(Script(listed: ["old": nil], head: Self.found(size: coded.size, etag: "\"\(coded.md5)\"")))
+        let notes = Notes()
+        let (outcome, _) = try upload(
+            through: store, headers: ["Content-Encoding": "gzip"], recorded: Self.recordedMD5s, notes: notes, compression: .gzip,
+            recordedCoding: .gzip)
+        XCTAssertEqual(outcome.class, .success, "\(outcome.summary); \(store.requests)")
+        XCTAssertEqual(store.requests.map { $0.components(separatedBy: " ")[0] }, ["GET", "HEAD"], "nothing sent again: \(store.requests)")
+        guard case .completed = notes.checks.first?.decision else { return XCTFail("told: \(notes.all)") }
+
+        // The blob's size and the parts' multipart ETag: what plain parts would make, not these.
+        let plain = Self.store(Script(listed: ["old": nil], head: Self.found()))
+        let plainNotes = Notes()
+        _ = try upload(
+            through: plain, headers: ["Content-Encoding": "gzip"], recorded: Self.recordedMD5s, notes: plainNotes, compression: .gzip,
+            recordedCoding: .gzip)
+        guard case .startOver = plainNotes.checks.first?.decision else { return XCTFail("told: \(plainNotes.all)") }
     }
 
     /// SSE-C: the customer's key goes with CreateMultipartUpload, every part and the completion
