@@ -9,8 +9,15 @@ public struct ItemLifecycle: Equatable, Sendable {
         /// Rename pending/<id>.a(N-1) to inflight/<id>.aN (the attempt is counted before sending),
         /// make it durable, then send the request.
         case claimAndUpload(from: ItemLocation, to: ItemLocation)
+        /// Send the file taken straight from incoming/ to `to` (inflight/<id>.a1, by
+        /// `Spool.takeForDirectUpload`): no json, no index record, nothing synced.
+        case uploadDirect(to: ItemLocation)
         /// Delete the pair (or move it to done/): the server accepted it.
         case complete(from: ItemLocation, to: ItemLocation?)
+        /// Delete the blob of a direct take the server accepted: nothing of it was recorded, so
+        /// the removal is all that records its success (a daemon that keeps done items takes
+        /// nothing directly).
+        case discardDirect(from: ItemLocation)
         /// Back to pending with the next attempt due at `notBefore` (the pending json's mtime).
         case requeue(from: ItemLocation, to: ItemLocation, notBefore: Timestamp)
         /// Back to pending with the attempt not counted (`to` is one attempt lower than `from`),
@@ -23,10 +30,13 @@ public struct ItemLifecycle: Equatable, Sendable {
         /// Delete the pair (`spoold purge`, or `--when-full drop-oldest`).
         case purge(from: ItemLocation)
 
-        /// The index record that makes this action durable (`index.wal`), so no caller builds one by hand.
+        /// The index record that makes this action durable (`index.wal`), so no caller builds one by
+        /// hand. A direct take and the discard of its blob have none (nothing of the item is
+        /// recorded): asking is a programmer error.
         public func record(for id: ItemID) -> IndexRecord {
             switch self {
             case .claimAndUpload(let from, let to): IndexRecord(.claim, id, from: from, to: to)
+            case .uploadDirect, .discardDirect: preconditionFailure("a direct take records nothing: \(self)")
             case .complete(let from, let to): IndexRecord(.done, id, from: from, to: to)
             case .requeue(let from, let to, _), .handBack(let from, let to, _): IndexRecord(.requeue, id, from: from, to: to)
             case .fail(let from, let to, _): IndexRecord(.fail, id, from: from, to: to)
@@ -36,13 +46,32 @@ public struct ItemLifecycle: Equatable, Sendable {
         }
     }
 
+    /// How the item's attempt in progress (or its last one) was taken.
+    public enum Take: Equatable, Sendable {
+        /// Claimed from pending/ (or found there): the item is recorded, json and index.
+        case claimed
+        /// Taken straight from incoming/ (`takeDirect`): nothing of it is recorded yet, so the
+        /// move that ends its attempt other than in success writes its first json and is made
+        /// durable with the take itself (`SpoolTransition.fromDirectUpload`).
+        case direct
+    }
+
     public private(set) var location: ItemLocation
     /// Earliest time the item may be claimed.
     public private(set) var notBefore: Timestamp
+    public private(set) var take = Take.claimed
 
     public init(location: ItemLocation, notBefore: Timestamp) {
         self.location = location
         self.notBefore = notBefore
+    }
+
+    /// A file announced in incoming/ is sent at once as a new item's first attempt: it is already
+    /// in inflight/ as attempt 1 (`Spool.takeForDirectUpload`), with nothing recorded.
+    public static func takeDirect(now: Timestamp) -> (ItemLifecycle, Action) {
+        var item = ItemLifecycle(location: ItemLocation(.inflight, attempt: 1), notBefore: now)
+        item.take = .direct
+        return (item, .uploadDirect(to: item.location))
     }
 
     public var state: ItemState { location.state }
@@ -62,6 +91,7 @@ public struct ItemLifecycle: Equatable, Sendable {
                 reason: FailureReason(.attemptLimit, "attempt count at its limit (\(from.attempt)); 'spoold retry' starts it again at 0"))
         }
         location = ItemLocation(.inflight, attempt: from.attempt + 1)
+        take = .claimed
         return .claimAndUpload(from: from, to: location)
     }
 
@@ -80,6 +110,7 @@ public struct ItemLifecycle: Equatable, Sendable {
         switch outcome.class {
         case .success:
             location = ItemLocation(.done, attempt: from.attempt)
+            if take == .direct { return .discardDirect(from: from) }
             return .complete(from: from, to: keepDone ? location : nil)
         case .final:
             location = ItemLocation(.failed, attempt: from.attempt)

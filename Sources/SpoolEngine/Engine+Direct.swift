@@ -53,14 +53,15 @@ extension Engine {
                 var metadata = ItemMetadata(
                     id: id, originalName: name, size: size, contentType: ContentType.guess(forFileName: leaf), createdAt: now)
                 metadata.setOriginalName(name)
-                let location = ItemLocation(.inflight, attempt: 1)
-                items[id] = ItemLifecycle(location: location, notBefore: now)
+                let (lifecycle, take) = ItemLifecycle.takeDirect(now: now)
+                guard case .uploadDirect(let location) = take else { preconditionFailure("a direct take uploads: \(take)") }
+                items[id] = lifecycle
                 observers.itemQueued(id, at: location)
                 sizeGate?.joinedQueue(name)
-                uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: false, isDirect: true)
+                uploads[id] = Upload(metadata: metadata, startedAt: now, isProbe: false)
                 summary.ingested += 1
                 log.debug("sending incoming/\(name) directly as \(id)")
-                send(id, attempt: 1, metadata: metadata, body: BlobBody(descriptor: fd, size: size))
+                send(id, attempt: location.attempt, metadata: metadata, body: BlobBody(descriptor: fd, size: size))
             case .declined(let why):
                 pacer.giveBack(now: now)
                 log.debug("incoming/\(name) is taken in as an item, not sent directly: \(why)")
@@ -79,13 +80,13 @@ extension Engine {
     /// the spool's background thread, then their part logs, which sync every record after that.
     func makeLongDirectUploadsDurable(now: Timestamp) {
         for (id, upload) in uploads {
-            guard let deferred = upload.deferredLog, deferred.by <= now else { continue }
-            uploads[id]?.deferredLog = nil
+            guard case .deferredPartLog(let partLog, let by) = upload.progress, by <= now else { continue }
+            uploads[id]?.progress = .partLog
             log.debug("making the direct upload of \(id) durable: under way for \(formatSeconds(configuration.directDurableSeconds))")
-            spool.makeDirectUploadDurable(id, partLog: deferred.log)
+            spool.makeDirectUploadDurable(id, partLog: partLog)
         }
     }
 
     /// When the next direct multipart upload is to be made durable.
-    var nextDirectDurable: Timestamp? { uploads.values.compactMap(\.deferredLog?.by).min() }
+    var nextDirectDurable: Timestamp? { uploads.values.compactMap(\.progress.durableBy).min() }
 }

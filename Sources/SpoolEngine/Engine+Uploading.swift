@@ -171,14 +171,15 @@ extension Engine {
         request.uploadName = metadata.originalNameBytesOrUTF8
         if configuration.tusUploads || configuration.multipartThreshold.map({ metadata.size > $0 }) == true {
             // Progress that outlives the attempt: an S3 multipart upload's parts, a tus upload's URL.
-            let direct = uploads[id]?.isDirect == true
+            let direct = items[id]?.take == .direct
             let log = spool.partLogs.log(for: id, syncDeferred: direct)
             if configuration.tusUploads { request.tusJournal = log } else { request.partJournal = log }
             let events = self.events
             request.multipartNotes = { note in events.report(.multipart(id, note)) }
-            uploads[id]?.isMultipart = true
             if direct, let startedAt = uploads[id]?.startedAt {
-                uploads[id]?.deferredLog = (log, startedAt.adding(seconds: configuration.directDurableSeconds))
+                uploads[id]?.progress = .deferredPartLog(log, durableBy: startedAt.adding(seconds: configuration.directDurableSeconds))
+            } else {
+                uploads[id]?.progress = .partLog
             }
         }
         if let field = configuration.formField {
@@ -214,10 +215,12 @@ extension Engine {
             trackOutage(outcome, isProbe: upload.isProbe, now: now)
             // A multipart upload told the rate each of its steps' answers itself (and retried the
             // throttled ones: a pass ends throttled only through a transport without the rate).
-            if !outcome.isCancelled && (!upload.isMultipart || outcome.class == .throttled) {
+            if !outcome.isCancelled && (!upload.progress.keepsPartLog || outcome.class == .throttled) {
                 let change = pacer.answered(outcome, startedAt: upload.startedAt, now: now, unitRandom: clock.unitRandom())
                 if case .cut(let rate) = change { log.debug("throttled again: requests limited to \(Engine.perSecond(rate)) a second") }
             }
+            // Nothing of a direct take is recorded: the move that ends its attempt writes its first json.
+            let direct = lifecycle.take == .direct
             let action: ItemLifecycle.Action
             let cutByWindow = windowCut.remove(completion.id) != nil
             if (cancelling || cutByWindow) && outcome.isCancelled {
@@ -237,16 +240,16 @@ extension Engine {
                 responseExcerpt: outcome.responseExcerpt, code: outcome.code)
             let id = completion.id
             switch action {
-            case .complete(_, let to):
+            case .complete, .discardDirect:
                 metadata.attempts.append(record)
-                if upload.isDirect {
+                if case .complete(_, let to) = action {
+                    round.finish(SpoolTransition(action.record(for: id), metadata: to == nil ? nil : metadata))
+                } else {
                     // Nothing of it was recorded: its blob goes, and that is all.
                     round.directSuccesses.append(id)
-                } else {
-                    round.finish(SpoolTransition(action.record(for: id), metadata: to == nil ? nil : metadata))
                 }
                 items[id] = nil
-                if upload.isMultipart { round.finishedMultipart.append((id, false)) }
+                if upload.progress.keepsPartLog { round.finishedMultipart.append((id, false)) }
                 summary.uploaded += 1
                 round.messages.append((.info, "uploaded \(id)\(upload.path.map { " to \($0)" } ?? "") (\(metadata.size) B, attempt \(attempt), \(outcome.summary))"))
                 round.outcomes.append(ItemOutcomeEvent(
@@ -259,15 +262,14 @@ extension Engine {
                 // The attempt did not count, so the history is left as it was. An item handed
                 // back untried keeps its place in line: the time in its id, as a pass reads it.
                 round.finish(SpoolTransition(
-                    action.record(for: id), metadata: upload.isDirect ? metadata : nil, notBefore: notBefore,
-                    fromDirectUpload: upload.isDirect))
+                    action.record(for: id), metadata: direct ? metadata : nil, notBefore: notBefore, fromDirectUpload: direct))
                 if to.attempt == 0 { lifecycle = ItemLifecycle(location: to, notBefore: BacklogEntry.untried(id).notBefore) }
                 items[id] = lifecycle
                 due.push(.init(notBefore: lifecycle.notBefore, id: id))
             case .requeue(_, _, let notBefore):
                 metadata.attempts.append(record)
                 round.finish(SpoolTransition(
-                    action.record(for: id), metadata: metadata, notBefore: notBefore, fromDirectUpload: upload.isDirect))
+                    action.record(for: id), metadata: metadata, notBefore: notBefore, fromDirectUpload: direct))
                 items[id] = lifecycle
                 due.push(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
@@ -276,16 +278,16 @@ extension Engine {
             case .fail(_, _, let reason):
                 metadata.attempts.append(record)
                 metadata.setFailure(FailureReason(reason.code, LogRedaction.urls(in: reason.text)))
-                round.finish(SpoolTransition(action.record(for: id), metadata: metadata, fromDirectUpload: upload.isDirect))
+                round.finish(SpoolTransition(action.record(for: id), metadata: metadata, fromDirectUpload: direct))
                 items[id] = nil
-                if upload.isMultipart { round.finishedMultipart.append((id, true)) }
+                if upload.progress.keepsPartLog { round.finishedMultipart.append((id, true)) }
                 summary.failed += 1
                 round.messages.append((.warning, "gave up on \(id)\(upload.path.map { " (\($0))" } ?? ""): \(reason); parked in failed/"))
                 round.outcomes.append(ItemOutcomeEvent(
                     kind: .failed, id: id, originalName: metadata.originalName, httpStatus: outcome.httpStatus,
                     size: metadata.size, reason: reason.text))
-            case .claimAndUpload, .retry, .purge:
-                preconditionFailure("finish neither claims, retries nor purges")
+            case .claimAndUpload, .uploadDirect, .retry, .purge:
+                preconditionFailure("finish neither claims, takes, retries nor purges")
             }
             observers.uploadFinished(
                 id, outcome: outcome, size: metadata.size, seconds: upload.startedAt.seconds(until: now), stillQueued: items[id] != nil)

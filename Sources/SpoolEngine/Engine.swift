@@ -160,17 +160,29 @@ public final class Engine {
         var metadata: ItemMetadata
         var startedAt: Timestamp
         var isProbe: Bool
-        /// Sent as an S3 multipart upload or a tus upload, with a part log (whose steps tell the
-        /// request rate their answers themselves).
-        var isMultipart = false
-        /// Sent straight from incoming/: a lone blob in inflight/, no json, nothing recorded.
-        var isDirect = false
-        /// A direct multipart upload's part log, writing without syncs until its blob is made
-        /// durable at `by` (`Engine+Direct`); nil once that is under way.
-        var deferredLog: (log: PartLog, by: Timestamp)?
+        /// Whether the attempt keeps progress in a part log (how it was taken, claimed or direct,
+        /// is the item's `ItemLifecycle.take`).
+        var progress = Progress.none
         /// Where the attempt went, as the log names it once per upload (`URLPathText`); nil
         /// before its request was built.
         var path: String?
+    }
+
+    /// The progress an upload keeps beyond its attempt.
+    enum Progress {
+        /// None: one request.
+        case none
+        /// An S3 multipart upload or a tus upload with a part log (whose steps tell the request
+        /// rate their answers themselves).
+        case partLog
+        /// A direct upload's part log, writing without syncs until its blob is made durable at
+        /// `durableBy` (`Engine+Direct`); then `.partLog`.
+        case deferredPartLog(PartLog, durableBy: Timestamp)
+
+        var keepsPartLog: Bool { if case .none = self { false } else { true } }
+
+        /// When a direct upload's part log is to be made durable, if it waits for that.
+        var durableBy: Timestamp? { if case .deferredPartLog(_, let by) = self { by } else { nil } }
     }
 
     /// The outage, while the endpoint is unreachable (for the observers).

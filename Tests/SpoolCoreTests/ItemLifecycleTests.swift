@@ -301,4 +301,42 @@ final class ItemLifecycleTests: XCTestCase {
         XCTAssertEqual(retry.record(for: id), IndexRecord(.retry, id, from: ItemLocation(.failed, attempt: 3), to: ItemLocation(.pending, attempt: 0)))
         XCTAssertTrue(failed.isDue(at: t0.adding(seconds: 5)), "a retried item is due at once")
     }
+
+    // MARK: The direct take
+
+    private let a1 = ItemLocation(.inflight, attempt: 1)
+
+    func testTakeDirect_uploadsAttemptOneWithNothingRecorded() {
+        let (item, action) = ItemLifecycle.takeDirect(now: t0)
+        XCTAssertEqual(action, .uploadDirect(to: a1))
+        XCTAssertEqual(item.location, a1)
+        XCTAssertEqual(item.take, .direct)
+        XCTAssertEqual(item.attemptsMade, 1, "counted like a claim's: the first attempt")
+    }
+
+    func testDirectTake_accepted_discardsTheBlobOnly() {
+        var (item, _) = ItemLifecycle.takeDirect(now: t0)
+        XCTAssertEqual(item.finish(.status(201), policy: policy, now: t0, unitRandom: 0.5), .discardDirect(from: a1))
+        XCTAssertEqual(item.state, .done)
+    }
+
+    func testDirectTake_otherEnds_areTheQueuedItemsMoves_fromTheDirectTake() {
+        var retried = ItemLifecycle.takeDirect(now: t0).0
+        guard case .requeue(let from, let to, _) = retried.finish(.status(500), policy: policy, now: t0, unitRandom: 0.5) else {
+            return XCTFail("requeued")
+        }
+        XCTAssertEqual(from, a1)
+        XCTAssertEqual(to, ItemLocation(.pending, attempt: 1))
+        XCTAssertEqual(retried.take, .direct, "the move that ends it writes the item's first json")
+        XCTAssertEqual(retried.claim(), .claimAndUpload(from: to, to: ItemLocation(.inflight, attempt: 2)))
+        XCTAssertEqual(retried.take, .claimed)
+        XCTAssertEqual(retried.finish(.status(201), policy: policy, now: t0, unitRandom: 0.5), .complete(from: ItemLocation(.inflight, attempt: 2), to: nil))
+
+        var handedBack = ItemLifecycle.takeDirect(now: t0).0
+        XCTAssertEqual(handedBack.handBack(now: t0), .handBack(from: a1, to: ItemLocation(.pending, attempt: 0), notBefore: t0))
+
+        var refused = ItemLifecycle.takeDirect(now: t0).0
+        guard case .fail(a1, ItemLocation(.failed, attempt: 1), _) = refused.finish(.status(400), policy: policy, now: t0, unitRandom: 0.5)
+        else { return XCTFail("failed") }
+    }
 }
