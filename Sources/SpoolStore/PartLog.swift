@@ -16,6 +16,13 @@ import Synchronization
 /// part record and fsyncs before the part counts. A torn tail from a crash is truncated away
 /// before the next append. Called from the transport's threads: one lock per log.
 ///
+/// One writer at a time, and every write through this type: while an attempt of the item runs,
+/// only its driver writes the log (`S3MultipartAttempt`, `TusUploadAttempt`, on their
+/// transport's queue, performing the machine's `recordUploadID`/`recordPart` or tus record
+/// actions), and the spool's background thread only syncs what it wrote (`makeDurable`). The
+/// engine touches the log only when no attempt of the item runs: to give the upload up once the
+/// item went to failed/, to remove it once the item's success is recorded, and at start-up.
+///
 /// The log of a direct upload (`Spool+Direct`) starts with its syncs deferred: its blob is not
 /// durable yet, and a record must never be durable before the bytes it vouches for. Its writes
 /// survive a kill -9 (the page cache does); `makeDurable`, called once the blob is synced,
