@@ -88,8 +88,10 @@ final class S3MultipartAttempt: @unchecked Sendable {
 
     private func perform(_ actions: [S3MultipartUpload.Action]) {
         for action in actions {
-            // An abort goes even after the attempt ended (it is what ending asked for).
-            if finished, case .abort = action {} else if finished { return }
+            switch action {
+            case .abort: break  // sent even once the attempt has ended: ending asked for it
+            default: if finished { return }
+            }
             perform(action)
         }
     }
