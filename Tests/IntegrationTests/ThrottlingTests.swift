@@ -87,7 +87,11 @@ final class ThrottlingTests: TransportTestCase {
 
             // (That the daemon sleeps meanwhile, BlockedIsIdleTests measures: BlockedState.throttledPaused.)
             XCTAssertEqual(receiver.requests.count, 1, "nothing sent during the pause")
-            XCTAssertTrue(spool.files(in: "pending").contains { $0.hasSuffix(".a0.json") }, "the attempt was handed back: \(spool.files(in: "pending"))")
+            // The marker is written when the answer is taken, the hand-back is committed in the same
+            // step just after: wait for it rather than read the folder once.
+            XCTAssertTrue(
+                waitUntil(timeout: 30) { spool.files(in: "pending").contains { $0.hasSuffix(".a0.json") } },
+                "the attempt was handed back: \(spool.files(in: "pending"))")
 
             daemon.signal(SIGTERM)
             let result = try daemon.wait(timeout: 30)
