@@ -10,7 +10,7 @@ extension Engine {
     /// request is sent, then starts the uploads.
     func collectClaims(now: Timestamp, into round: inout Round) throws {
         // Memory first holds what comes first in line, whatever waits beyond it.
-        try feedMemory(now: now, keep: round.finishedIDs)
+        try feedMemory(now: now, keep: recording.union(round.finishedIDs))
         // Outside the upload windows nothing is claimed, not even a probe (`Engine+Timetables`).
         guard !uploadsHeld else { return }
         var slots = configuration.concurrency - uploads.count
@@ -73,54 +73,6 @@ extension Engine {
             claimed += 1
         }
         if claimed == 0, probe { endpoint.probeNotSent() }
-    }
-
-    /// Commits the round's transitions (new claims and finished uploads) as one group: one index
-    /// write and one fsync for all of them. The claims' files move and their uploads start right
-    /// after the write; the fsync runs while they are under way, and only then do the finished
-    /// items' files move (uploaded items are unlinked on the spool's background thread: unlinks
-    /// are the slow part on ext4). A freed upload slot waits for no fsync: each one held every
-    /// slot for a round trip to the disk, a third of a small item's time (`scripts/bench`).
-    func commitRound(_ round: Round, now: Timestamp) throws {
-        if !round.directSuccesses.isEmpty {
-            spool.removeDirectBlobs(round.directSuccesses)
-            intake.spaceFreed()
-        }
-        // Direct successes alone (nothing recorded) commit nothing.
-        var vanished = Set<ItemID>()
-        if !round.isEmpty {
-            let batch = try spool.record(round.transitions, deferringSync: true)
-            let claimed = try spool.apply(batch, round.claims.indices)
-            for (claim, result) in zip(round.claims, claimed) {
-                let id = claim.transition.record.id
-                guard result == .moved else {
-                    log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
-                    items[id] = nil
-                    observers.itemLeftQueue(id)
-                    continue
-                }
-                start(claim, now: now)
-            }
-            try spool.makeRecordsDurable()
-            let finished = try spool.apply(batch, round.claims.count..<batch.transitions.count, removingInBackground: true)
-            if !round.finished.isEmpty { intake.spaceFreed() }
-            for (transition, result) in zip(round.finished, finished) where result != .moved {
-                log.warning("\(transition.record.id) vanished while being recorded (\(result))")
-                items[transition.record.id] = nil
-                vanished.insert(transition.record.id)
-                observers.itemLeftQueue(transition.record.id)
-            }
-        }
-        for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
-        // After the commit: a success or failure is recorded before its log goes (progress that outlives an attempt is state, durable before it counts).
-        for (id, failed) in round.finishedMultipart {
-            if failed {
-                try giveUpMultipartUpload(of: id, now: now)
-            } else {
-                spool.partLogs.remove(id)
-            }
-        }
-        for message in round.messages { log.log(message.level, message.text) }
     }
 
     /// Hands a durable claim to the transport.
@@ -265,13 +217,13 @@ extension Engine {
                     action.record(for: id), metadata: direct ? metadata : nil, notBefore: notBefore, fromDirectUpload: direct))
                 if to.attempt == 0 { lifecycle = ItemLifecycle(location: to, notBefore: BacklogEntry.untried(id).notBefore) }
                 items[id] = lifecycle
-                due.push(.init(notBefore: lifecycle.notBefore, id: id))
+                round.requeued.append(.init(notBefore: lifecycle.notBefore, id: id))
             case .requeue(_, _, let notBefore):
                 metadata.attempts.append(record)
                 round.finish(SpoolTransition(
                     action.record(for: id), metadata: metadata, notBefore: notBefore, fromDirectUpload: direct))
                 items[id] = lifecycle
-                due.push(.init(notBefore: notBefore, id: id))
+                round.requeued.append(.init(notBefore: notBefore, id: id))
                 summary.retried += 1
                 let wait = now.seconds(until: notBefore)
                 round.messages.append((.info, "attempt \(attempt) of \(id) failed (\(outcome.summary)); next try in \(formatSeconds(wait))"))

@@ -41,6 +41,14 @@ public final class Engine {
     /// Runs a pass over pending/: on a thread of its own in the daemon, at once in tests.
     let runPass: @Sendable (@escaping @Sendable () -> Void) -> Void
     var uploads: [ItemID: Upload] = [:]
+    /// Rounds whose commits are on their way to disk, oldest first (`Engine+Durability`).
+    var commits: [CommitInFlight] = []
+    /// Rounds whose finished items are not all durable where they went yet.
+    public var commitsInFlight: Int { commits.count }
+    /// Finished items whose new place is not durable yet: a state of their own (`Engine+Durability`).
+    var recording = Set<ItemID>()
+    /// Makes the commits' syncs away from the loop.
+    let durability: DurabilityWorker
     /// Reachable, or paused by an outage with one probe at a time.
     var endpoint = EndpointState.reachable
     /// The daemon's request rate, limited while the endpoint throttles (`Engine+Throttling`);
@@ -193,7 +201,8 @@ public final class Engine {
         log: EventLog, processTag: UInt64,
         events: (any EngineEventSource)? = nil, pacer: RequestPacer? = nil,
         residentKiB: @escaping () -> Int? = ProcessImage.trimmedResidentKilobytes,
-        runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) }
+        runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { DispatchQueue.global(qos: .utility).async(execute: $0) },
+        syncs: SyncThread = .own
     ) throws {
         self.pacer = pacer ?? RequestPacer(settings: .init(maximumPauseSeconds: configuration.policy.maximumBackoffSeconds))
         self.backlog = Backlog(capacity: configuration.queueMemory)
@@ -206,7 +215,9 @@ public final class Engine {
         self.configuration = configuration
         self.log = log
         self.idGenerator = ItemIDGenerator(processTag: processTag)
-        self.events = try events ?? SystemEventSource()
+        let events = try events ?? SystemEventSource()
+        self.events = events
+        self.durability = DurabilityWorker(syncs, wake: { events.wake() })
         self.nextRescan = clock.now().adding(seconds: configuration.rescanSeconds)
     }
 
@@ -273,6 +284,8 @@ public final class Engine {
     public func step(now: Timestamp, events arrived: EngineEvents) throws -> Timestamp? {
         stopLevel = max(stopLevel, arrived.stopLevel)
         noteStop(now: now)
+        // Commits whose syncs were made meanwhile go on (a failed sync stops the daemon here).
+        try advanceCommits(now: now)
         var round = Round()
         // Before the outcomes: an upload's notes were posted before it ended.
         takeReports(arrived.reports, now: now)
@@ -298,7 +311,7 @@ public final class Engine {
         if isIdle && spool.spareJSONCount > 0 { spool.removeSpareJSONs() }
         if !stopping { noteRecycleDue(now: now) }
         if stopping {
-            if uploads.isEmpty && aborts.inFlightCount == 0 { return nil }
+            if uploads.isEmpty && aborts.inFlightCount == 0 && commits.isEmpty { return nil }
             if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
                 log.info(
                     (stopLevel > 1 ? "second stop request" : summary.stop == .recycle ? "recycle grace over" : "--max-time grace over")
@@ -309,7 +322,7 @@ public final class Engine {
         } else if configuration.exitWhenIdle && isIdle {
             return nil
         }
-        try compactIndexIfLarge()
+        try compactIndexIfLarge(now: now)
         // A recycle that came due in this step waits like any stop: woken by its grace's end.
         let timeout = observers.timeout(
             self, now: now, milliseconds: summary.stop != nil ? stopPollTimeout(now: now) : pollTimeout(now: now))
@@ -319,6 +332,7 @@ public final class Engine {
     /// After the last step: waits for background unlinks, removes the spare jsons and tells the
     /// observers. (The loop ends with no abort in flight; those still owed stay recorded.)
     public func finish() throws -> RunSummary {
+        durability.waitForAll()
         dropRuns()
         try spool.drainRemovals()
         spool.removeSpareJSONs()
@@ -368,11 +382,12 @@ public final class Engine {
         return Int32(clamping: max(0, min(1000, cancelAt.millisecondsSinceEpoch - now.millisecondsSinceEpoch)))
     }
 
-    /// Nothing pending (in memory or beyond), nothing uploading, nothing waiting in incoming/, no
-    /// abort in flight (an abort waiting to be sent again does not keep `drain` going: it stays owed).
+    /// Nothing pending (in memory or beyond), nothing uploading, nothing being recorded, nothing
+    /// waiting in incoming/, no abort in flight (an abort waiting to be sent again does not keep
+    /// `drain` going: it stays owed).
     var isIdle: Bool {
-        items.isEmpty && uploads.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty && aborts.inFlightCount == 0
-            && backlog.isEmpty
+        items.isEmpty && uploads.isEmpty && commits.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty
+            && aborts.inFlightCount == 0 && backlog.isEmpty
     }
 
     /// Milliseconds until something is due: the next pending item (or, while requests are
@@ -416,8 +431,10 @@ public final class Engine {
         return Int32(clamping: max(0, min(ms, 60_000)))
     }
 
-    func compactIndexIfLarge() throws {
+    /// Compaction drops records that commits in flight still rely on: it waits for them.
+    func compactIndexIfLarge(now: Timestamp) throws {
         guard spool.index.wantsCompaction else { return }
+        try waitForCommits(now: now)
         try spool.compactIndex()
     }
 }

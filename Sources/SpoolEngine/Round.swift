@@ -2,7 +2,8 @@ import SpoolCore
 import SpoolStore
 
 /// What one turn of the engine loop records on disk: finished uploads and new claims, committed
-/// together so that each round costs one index fsync whatever its size (group commit).
+/// together so that each round costs one index fsync whatever its size (group commit), made
+/// away from the loop (`Engine+Durability`).
 struct Round {
     /// A claim, with what its upload needs once the claim is durable.
     struct Claim {
@@ -16,6 +17,9 @@ struct Round {
     var finished: [SpoolTransition] = []
     /// Items in `finished`: they are claimed again only once their files have moved.
     var finishedIDs = Set<ItemID>()
+    /// Items in `finished` that stay queued (requeued, handed back): they join the due queue
+    /// once the round is durable.
+    var requeued: [DueQueue.Entry] = []
     /// Log lines for finished uploads, written once the round is durable.
     var messages: [(level: EventLog.Level, text: String)] = []
     /// Items uploaded or parked, told to the engine's observers (`itemFinished`: hooks) once the round is durable.
@@ -40,6 +44,6 @@ struct Round {
     }
 
     /// Claims first: `Engine.commitRound` moves their files and starts their uploads before it
-    /// touches the finished items' files.
+    /// touches the finished items' files (`Spool.beginCommit`).
     var transitions: [SpoolTransition] { claims.map(\.transition) + finished }
 }

@@ -73,7 +73,8 @@ public final class SpoolSizeGate: EngineObserver {
     private func makeRoom(engine: Engine, now: Timestamp) throws {
         var drops: [SpoolTransition] = []
         while let queued = queue.usage, limit.mustDrop(queued + reserved), let id = nextDroppable(engine) {
-            guard let purge = engine.items[id]?.purge() else { continue }
+            // One being recorded (requeued, its files not yet back in pending/) is not droppable.
+            guard !engine.recording.contains(id), let purge = engine.items[id]?.purge() else { continue }
             let itemSize = queue.size(of: id) ?? 0
             drops.append(SpoolTransition(purge.record(for: id)))
             engine.items[id] = nil

@@ -38,7 +38,15 @@ public final class IndexFile {
         self.fs = fs
     }
 
-    deinit { if let fd { fs.close(fd) } }
+    /// Descriptors of files replaced since the last compaction, closed by the next one (no sync
+    /// handed over is waiting then): a sync waiting on one must not hit a file opened later under
+    /// its number.
+    private var retired: [FileDescriptor] = []
+
+    deinit {
+        if let fd { fs.close(fd) }
+        for fd in retired { fs.close(fd) }
+    }
 
     /// Reads the index, repairing what a crash may leave (a torn tail is cut, damage before it sets the file aside and the folders are read instead), and returns the last
     /// record per item: the intent to complete for a pair split by a crash.
@@ -140,15 +148,18 @@ public final class IndexFile {
         }
     }
 
-    /// Makes the records appended so far durable: one fsync, for appends made with `sync: false`.
-    public func sync(file: StaticString = #fileID, line: UInt = #line) throws {
-        try fs.sync(try currentDescriptor(), label: SpoolFolder.indexFileName, at: SourceLocation(file: file, line: line))
-    }
+    /// The descriptor whose fsync makes the records appended so far durable (for appends made
+    /// with `sync: false`), handed to whoever syncs them (`SyncWork`, maybe on another thread).
+    /// It stays open until the next compaction even if the file is replaced meanwhile.
+    func descriptorForSync() throws -> FileDescriptor { try currentDescriptor() }
 
     /// Rewrites the index as its header plus `live` (the records recovery would still need; the
     /// spool passes none, having synced every folder first), then renames it over the old file,
     /// so a daemon that runs for months keeps a small index.
+    /// No sync handed over (`descriptorForSync`) may be waiting.
     public func compact(live: [IndexRecord]) throws {
+        for old in retired { fs.close(old) }
+        retired.removeAll()
         let file = try currentDescriptor()
         guard try fs.lock(file, exclusive: true, wait: true) else { return }
         defer { _ = try? unlock(file) }
@@ -212,7 +223,8 @@ public final class IndexFile {
 
     @discardableResult
     private func reopen() throws -> FileDescriptor {
-        if let fd { fs.close(fd) }
+        // A sync handed over may still be waiting to be made on it (`descriptorForSync`).
+        if let fd { retired.append(fd) }
         fd = nil
         let file = try fs.open(
             SpoolFolder.indexFileName, relativeTo: root, flags: [.readWrite, .create, .append], mode: 0o600)

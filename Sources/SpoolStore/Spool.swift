@@ -8,6 +8,12 @@ import SpoolSystem
 /// queue). Each batch is write-ahead logged, renamed json-last (the json's arrival is what makes an
 /// item visible), and made durable once per batch (group commit): one `syncfs` for a large batch,
 /// otherwise one fsync per touched folder; claims and successes by their index record alone.
+///
+/// Not thread-safe: one thread uses a `Spool` (the engine's loop, a command). The one exception
+/// is the `SyncWork` a commit hands over (`beginCommit`, `continueCommit`): fsyncs of
+/// descriptors the spool gave it, or one `syncfs`, which the daemon makes on a thread of its own
+/// while the loop goes on; the next step of that commit waits for them. Background unlinks
+/// (`FileReaper`) run on their own thread the same way, on descriptors handed over.
 public final class Spool {
     /// Absolute path of the spool root, for messages.
     public let path: String
@@ -246,100 +252,234 @@ public final class Spool {
         try fs.syncFileSystem(root, label: path, at: SourceLocation(file: file, line: line))
     }
 
-    /// What `record(_:deferringSync:)` left to make durable: the index, or (a large batch with
-    /// staged jsons) the whole file system.
-    private enum PendingSync { case index, wholeFileSystem }
-    private var pendingSync: PendingSync?
+    /// Commits in progress (`beginCommit` to the last `continueCommit`): the index is compacted
+    /// only when there are none, since compaction drops the records they still rely on.
+    public private(set) var commitsInProgress = 0
 
     /// Moves items between folders, durably, as one batch: stage new json contents in tmp/ and
     /// fsync them, append and sync the index, rename (blob first, json last), fsync each touched
     /// folder once. Claims and recorded successes need no folder fsync: their synced index record
     /// is enough, because recovery completes them from the index wherever their files are.
-    public func commit(_ transitions: [SpoolTransition]) throws -> [TransitionResult] {
+    ///
+    /// The steps of `beginCommit` and `continueCommit`, with each step's syncs made at once.
+    /// - Parameter removingInBackground: recorded successes that leave the spool are handed to a
+    ///   background thread instead of being unlinked here (reported `.moved`; a file already
+    ///   gone is not noticed). `drainRemovals` waits for them; a failed one fails the next commit.
+    public func commit(_ transitions: [SpoolTransition], removingInBackground: Bool = false) throws -> [TransitionResult] {
         try whileRecoveryWaits {
-            let batch = try record(transitions)
-            return try apply(batch, transitions.indices)
+            guard !transitions.isEmpty else {
+                try reaper.check()
+                return []
+            }
+            var (commit, _, work) = try beginCommit(transitions, claims: 0, removingInBackground: removingInBackground)
+            while true {
+                do { try work.perform() } catch {
+                    abandon(commit)
+                    throw error
+                }
+                guard let next = try continueCommit(&commit) else { return commit.results }
+                work = next
+            }
         }
     }
 
-    /// The first half of `commit`: stages new json contents in tmp/, then appends and syncs the
-    /// index records. Once it returns, a crash anywhere in `apply` is put right by recovery (claims
-    /// and successes completed from their records, the rest from the folders), and the items of a
-    /// batch are independent, so `apply` may move their files in any order and in parts: the engine
-    /// starts the uploads of its claims before it removes the files of finished items.
+    /// A batch of transitions on its way to disk, one step at a time (`beginCommit`,
+    /// `continueCommit`): each step does the file work that may go ahead and returns the syncs
+    /// the next step waits for. The caller makes them (at once, or on a thread of its own) before
+    /// it continues; the order on disk is the same either way.
+    public struct Commit: Sendable {
+        enum Phase: Sendable {
+            /// The finished transitions' new jsons are written in tmp/, not yet durable: their
+            /// records wait for them.
+            case staged
+            /// Every record of the batch is written to the index, not yet durable.
+            case recorded
+            /// The finished transitions' files moved; the folders they touched are not yet durable.
+            case applied
+        }
+
+        var phase: Phase
+        let batch: RecordedBatch
+        /// The claims at the start of the batch: moved by `beginCommit`, before their records are
+        /// durable.
+        let claims: Int
+        let removingInBackground: Bool
+        /// What became of each transition after the claims, in order, once they moved.
+        public internal(set) var results: [TransitionResult] = []
+        /// The folders whose entries the moves changed, to be synced.
+        var dirty: Set<SpoolFolder> = []
+
+        /// The transitions after the claims (finished uploads: removed, requeued, parked).
+        public var finished: ArraySlice<SpoolTransition> { batch.transitions[claims...] }
+    }
+
+    /// Begins a commit: stages the new json contents of the transitions after the first `claims`
+    /// (written, not synced), writes the index records that may be written now (all of them,
+    /// unless staged jsons must be durable first), and moves the claims' files at once. Returns
+    /// the claims' results and the syncs `continueCommit` waits for.
+    ///
+    /// A claim moves, and its upload may start, before its record is durable: a process that
+    /// dies meanwhile leaves the record in the page cache, where recovery reads it, so the
+    /// attempt is counted before the request (an attempt is counted on disk before it is made);
+    /// only a power cut can lose a claim, and with it the count of an attempt it interrupted
+    /// anyway. Every other transition moves only once its record is durable (`continueCommit`).
     ///
     /// On a full disk (no room for a staged json or a record) it releases the reserve and tries
     /// once more: recording outcomes is what frees space.
-    ///
-    /// - Parameter deferringSync: the records are written but not yet synced: the batch's claims
-    ///   may move and their uploads start at once, and `makeRecordsDurable` (or `apply` of any
-    ///   other transition, which calls it first) syncs them. A process that dies meanwhile leaves
-    ///   them in the page cache, where recovery reads them, so a claim still counts its attempt
-    ///   before the request (an attempt is counted on disk before it is made); only a power loss can lose a claim, and with it the count of
-    ///   an attempt that was interrupted anyway.
-    public func record(_ transitions: [SpoolTransition], deferringSync: Bool = false) throws -> RecordedBatch {
-        try usingReserveWhenFull { try recordOnce(transitions, deferringSync: deferringSync) }
-    }
-
-    /// Syncs what `record(_:deferringSync:)` wrote, if anything waits: one fsync of the index, or
-    /// one `syncfs` for a large batch.
-    public func makeRecordsDurable(file: StaticString = #fileID, line: UInt = #line) throws {
-        guard let pending = pendingSync else { return }
-        switch pending {
-        case .index: try index.sync(file: file, line: line)
-        case .wholeFileSystem: try syncFileSystem(file: file, line: line)
-        }
-        pendingSync = nil
-    }
-
-    private func recordOnce(_ transitions: [SpoolTransition], deferringSync: Bool) throws -> RecordedBatch {
+    public func beginCommit(_ transitions: [SpoolTransition], claims: Int, removingInBackground: Bool) throws
+        -> (commit: Commit, claimed: [TransitionResult], sync: SyncWork)
+    {
+        precondition(transitions[..<claims].allSatisfy { $0.record.operation == .claim && $0.metadata == nil }, "claims come first")
         try reaper.check()
-        guard !transitions.isEmpty else { return RecordedBatch(transitions: [], staged: [], wholeFileSystem: false) }
-        var staged = Set<Int>()
-        let wholeFileSystem = transitions.count { $0.metadata != nil } >= Spool.fileSystemSyncThreshold
-            || transitions.contains { $0.fromDirectUpload }
-        for (i, t) in transitions.enumerated() where t.metadata != nil {
-            try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore, sync: !wholeFileSystem)
-            staged.insert(i)
+        let finished = claims..<transitions.count
+        let wholeFileSystem = transitions[finished].count { $0.metadata != nil } >= Spool.fileSystemSyncThreshold
+            || transitions[finished].contains { $0.fromDirectUpload }
+        // Staged jsons of a small batch are fsynced one by one before their records are written;
+        // a large batch's are covered by the `syncfs` that makes its records durable.
+        var staged: [Int: FileDescriptor] = [:]
+        try usingReserveWhenFull {
+            do {
+                for i in finished where transitions[i].metadata != nil {
+                    let t = transitions[i]
+                    staged[i] = try stageMetadata(t.metadata!, as: jsonName(t.record.id, t.record.from!), notBefore: t.notBefore, keepOpen: true)
+                }
+            } catch {
+                for (i, fd) in staged {
+                    fs.close(fd)
+                    try? removeFile(jsonName(transitions[i].record.id, transitions[i].record.from!), in: .tmp)
+                }
+                staged = [:]
+                throw error
+            }
         }
         CrashPoint.commitAfterStage.reached()
+        var commit = Commit(
+            phase: .staged, batch: RecordedBatch(transitions: transitions, staged: Set(staged.keys), wholeFileSystem: wholeFileSystem),
+            claims: claims, removingInBackground: removingInBackground)
+        let work: SyncWork
         do {
-            try index.append(transitions.map(\.record), sync: !wholeFileSystem && !deferringSync)
-            if deferringSync {
-                pendingSync = wholeFileSystem || pendingSync == .wholeFileSystem ? .wholeFileSystem : .index
-            } else if wholeFileSystem {
-                try syncFileSystem()
+            if staged.isEmpty || wholeFileSystem {
+                for fd in staged.values { fs.close(fd) }
+                try appendRecords(of: commit, transitions.indices)
+                commit.phase = .recorded
+                work = try recordsSync(of: commit)
+            } else {
+                try appendRecords(of: commit, 0..<claims)
+                let files = staged.sorted { $0.key < $1.key }.map { i, fd in (fd, "tmp/\(jsonName(transitions[i].record.id, transitions[i].record.from!))") }
+                work = syncingFiles(files)
             }
         } catch {
-            // Not recorded, so not happening: the staged copies are nobody's (recovery would remove them too).
-            for (i, t) in transitions.enumerated() where staged.contains(i) {
-                try? removeFile(jsonName(t.record.id, t.record.from!), in: .tmp)
-            }
+            if commit.phase == .staged { for fd in staged.values { fs.close(fd) } }
+            removeStaged(of: commit)
             throw error
         }
-        CrashPoint.commitAfterIndex.reached()
-        return RecordedBatch(transitions: transitions, staged: staged, wholeFileSystem: wholeFileSystem)
+        commitsInProgress += 1
+        let claimed: [TransitionResult]
+        do {
+            claimed = try moveFiles(of: &commit, 0..<claims)
+        } catch {
+            abandon(commit)
+            work.discard()
+            throw error
+        }
+        // Claims need no folder sync: they are as far as they go.
+        if !claimed.isEmpty { CrashPoint.commitAfterFolderSync.reached() }
+        return (commit, claimed, work)
     }
 
-    /// The second half of `commit`, for the transitions of `batch` at `positions`: renames (blob
-    /// first, json last) or removes their files, then fsyncs the folders that need it. Returns one
-    /// result per position, in order.
-    ///
-    /// - Parameter removingInBackground: recorded successes that leave the spool are handed to a
-    ///   background thread instead of being unlinked here (reported `.moved`; a file already gone
-    ///   is not noticed). `drainRemovals` waits for them; a failed one fails the next `record`.
-    public func apply(
-        _ batch: RecordedBatch, _ positions: some Collection<Int>, removingInBackground: Bool = false
-    ) throws -> [TransitionResult] {
-        // Only a claim moves before its record is durable (see `record`).
-        if pendingSync != nil, positions.contains(where: { batch.transitions[$0].record.operation != .claim }) {
-            try makeRecordsDurable()
+    /// The next step of `commit`, once the syncs the last step returned are made: writes the
+    /// records that waited for their staged jsons, or moves the finished transitions' files
+    /// (their records durable), or ends the commit. Returns the syncs the next step waits for, or
+    /// nil when the commit is done (its `results` filled in).
+    public func continueCommit(_ commit: inout Commit) throws -> SyncWork? {
+        switch commit.phase {
+        case .staged:
+            do {
+                try appendRecords(of: commit, commit.claims..<commit.batch.transitions.count)
+            } catch {
+                abandon(commit)
+                throw error
+            }
+            commit.phase = .recorded
+            return try recordsSync(of: commit)
+        case .recorded:
+            commit.phase = .applied
+            do {
+                commit.results = try moveFiles(of: &commit, commit.claims..<commit.batch.transitions.count)
+            } catch {
+                abandon(commit)
+                throw error
+            }
+            let dirty = commit.dirty
+            if dirty.isEmpty { return try continueCommit(&commit) }
+            return commit.batch.wholeFileSystem ? syncingFileSystem() : syncingFolders(dirty)
+        case .applied:
+            commitsInProgress -= 1
+            if !commit.results.isEmpty { CrashPoint.commitAfterFolderSync.reached() }
+            return nil
         }
-        var dirty = Set<SpoolFolder>()
+    }
+
+    /// Gives up a commit whose syncs failed (the caller stops): it no longer holds off compaction.
+    /// Its staged jsons are left to recovery if their records were written, removed otherwise.
+    public func abandon(_ commit: Commit) {
+        if commit.phase == .staged { removeStaged(of: commit) }
+        commitsInProgress -= 1
+    }
+
+    /// The sync that makes a commit's records durable: the index's fsync, or one `syncfs` for a
+    /// large batch (which covers its staged jsons too).
+    private func recordsSync(of commit: Commit) throws -> SyncWork {
+        if commit.batch.wholeFileSystem { return syncingFileSystem() }
+        return try syncingIndex()
+    }
+
+    /// The fsync of the index (the records appended so far), as work to hand over.
+    private func syncingIndex(file: StaticString = #fileID, line: UInt = #line) throws -> SyncWork {
+        SyncWork(fs: fs, calls: [.sync(try index.descriptorForSync(), label: SpoolFolder.indexFileName, site: SourceLocation(file: file, line: line), owned: false)])
+    }
+
+    /// One `syncfs(2)` of the spool's file system, as work to hand over.
+    private func syncingFileSystem(file: StaticString = #fileID, line: UInt = #line) -> SyncWork {
+        SyncWork(fs: fs, calls: [.fileSystem(root, label: path, site: SourceLocation(file: file, line: line))])
+    }
+
+    /// The fsync of each of `folders` once (the "group" in group commit), as work to hand over.
+    private func syncingFolders(_ folders: Set<SpoolFolder>, file: StaticString = #fileID, line: UInt = #line) -> SyncWork {
+        SyncWork(fs: fs, calls: SpoolFolder.allCases.filter(folders.contains).map {
+            .sync(descriptor($0), label: "\(path)/\($0.rawValue)", site: SourceLocation(file: file, line: line), owned: false)
+        })
+    }
+
+    /// The fsync of each of `files` (open descriptors, closed after), as work to hand over.
+    private func syncingFiles(_ files: [(FileDescriptor, label: String)], file: StaticString = #fileID, line: UInt = #line) -> SyncWork {
+        SyncWork(fs: fs, calls: files.map { .sync($0.0, label: $0.label, site: SourceLocation(file: file, line: line), owned: true) })
+    }
+
+    /// Writes the records of the transitions at `positions` to the index, not synced; tried once
+    /// more from the reserve on a full disk.
+    private func appendRecords(of commit: Commit, _ positions: Range<Int>) throws {
+        guard !positions.isEmpty else { return }
+        let records = commit.batch.transitions[positions].map(\.record)
+        try usingReserveWhenFull { try index.append(records, sync: false) }
+        if positions.upperBound == commit.batch.transitions.count { CrashPoint.commitAfterIndex.reached() }
+    }
+
+    /// Removes the staged jsons of a commit whose records were never written: nobody's (recovery
+    /// would remove them too).
+    private func removeStaged(of commit: Commit) {
+        for i in commit.batch.staged { try? removeFile(jsonName(commit.batch.transitions[i].record.id, commit.batch.transitions[i].record.from!), in: .tmp) }
+    }
+
+    /// Renames (blob first, json last) or removes the files of the transitions at `positions`,
+    /// whose records are durable (claims: written); notes in `commit.dirty` the folders to sync.
+    /// Returns one result per position, in order.
+    private func moveFiles(of commit: inout Commit, _ positions: Range<Int>) throws -> [TransitionResult] {
+        let batch = commit.batch
         var removals: [FileReaper.Removal] = []
         defer { reaper.remove(removals) }
         var results: [TransitionResult] = []
-        results.reserveCapacity(positions.underestimatedCount)
+        results.reserveCapacity(positions.count)
         for i in positions {
             let t = batch.transitions[i]
             let from = t.record.from!
@@ -348,7 +488,7 @@ public final class Spool {
             let json = jsonName(t.record.id, from)
             let blob = ItemFileName(id: t.record.id, attempt: from.attempt, kind: .blob).description
             let staged = batch.staged.contains(i)
-            if removingInBackground && t.record.to == nil && t.record.operation == .done && !staged {
+            if commit.removingInBackground && t.record.to == nil && t.record.operation == .done && !staged {
                 if keepAsSpare(json, in: fromFolder) {
                     CrashPoint.commitAfterJSONRename.reached()
                     removals.append(.init(folder: descriptor(fromFolder), json: nil, blob: blob))
@@ -367,11 +507,11 @@ public final class Spool {
                 }
                 if staged {
                     try fs.rename(json, in: descriptor(.tmp), to: json, in: descriptor(fromFolder))
-                    if needsFolderSync { dirty.insert(.tmp) }
+                    if needsFolderSync { commit.dirty.insert(.tmp) }
                 } else if let notBefore = t.notBefore {
                     try setModificationTime(json, in: fromFolder, to: notBefore)
                 }
-                if needsFolderSync { dirty.insert(fromFolder) }
+                if needsFolderSync { commit.dirty.insert(fromFolder) }
                 if let to = t.record.to {
                     let toFolder = SpoolFolder(to.state)
                     try fs.rename(blob, in: descriptor(fromFolder),
@@ -380,7 +520,7 @@ public final class Spool {
                     CrashPoint.commitAfterBlobRename.reached()
                     try fs.rename(json, in: descriptor(fromFolder), to: jsonName(t.record.id, to), in: descriptor(toFolder))
                     CrashPoint.commitAfterJSONRename.reached()
-                    if needsFolderSync { dirty.insert(toFolder) }
+                    if needsFolderSync { commit.dirty.insert(toFolder) }
                 } else {
                     do {
                         try fs.remove(json, in: descriptor(fromFolder), isDirectory: false)
@@ -399,8 +539,6 @@ public final class Spool {
                 results.append(.vanished("\(fromFolder.rawValue)/\(t.record.id): \(error)"))
             }
         }
-        if batch.wholeFileSystem && !dirty.isEmpty { try syncFileSystem() } else { try syncFolders(dirty) }
-        if !results.isEmpty { CrashPoint.commitAfterFolderSync.reached() }
         return results
     }
 
@@ -546,11 +684,12 @@ public final class Spool {
     /// Compacts the index to its live state: the records recovery would still need. Every folder
     /// is synced first, so every transition recorded so far is complete and durable (the claim
     /// and done records that stood in for folder fsyncs are no longer needed): the live state is
-    /// empty, and the new index is just its header. The folders hold the items.
+    /// empty, and the new index is just its header. The folders hold the items. Never while a
+    /// commit is in progress (`commitsInProgress`): its records are not all durable or complete.
     public func compactIndex() throws {
+        precondition(commitsInProgress == 0, "the index is compacted while a commit is in progress")
         // Dropping a `done` record is safe only once its files are gone (and that is durable).
         try reaper.drain()
-        try makeRecordsDurable()
         try syncFolders(Set(SpoolFolder.allCases))
         try index.compact(live: [])
     }
@@ -633,7 +772,7 @@ public final class Spool {
 
     /// Writes a json for an item into a folder directly (recovery re-creating lost metadata).
     public func writeMetadata(_ metadata: ItemMetadata, named name: String, in folder: SpoolFolder) throws {
-        try usingReserveWhenFull { try stageMetadata(metadata, as: name, notBefore: nil) }
+        try usingReserveWhenFull { _ = try stageMetadata(metadata, as: name, notBefore: nil) }
         try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
     }
 
@@ -691,10 +830,14 @@ public final class Spool {
         ItemFileName(id: id, attempt: location.attempt, kind: .json).description
     }
 
+    /// Writes `metadata` as `tmp/<name>` (a spare json reused if there is one), fsynced unless
+    /// `sync` is false. `keepOpen`: not synced, and its descriptor returned for the caller to
+    /// sync and close (`SyncWork`).
+    @discardableResult
     private func stageMetadata(
-        _ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true, file: StaticString = #fileID,
-        line: UInt = #line
-    ) throws {
+        _ metadata: ItemMetadata, as name: String, notBefore: Timestamp?, sync: Bool = true, keepOpen: Bool = false,
+        file: StaticString = #fileID, line: UInt = #line
+    ) throws -> FileDescriptor? {
         let fd: FileDescriptor
         /// The size of a reused spare before it is overwritten (0 for a new file).
         let oldSize: Int64
@@ -711,8 +854,10 @@ public final class Spool {
             // small items mostly have the same length, and an ftruncate costs a journal update).
             if oldSize > Int64(bytes.count) { try fs.truncate(fd, to: Int64(bytes.count)) }
             if let notBefore { try fs.setModificationTime(fd, milliseconds: notBefore.millisecondsSinceEpoch) }
+            if keepOpen { return fd }
             if sync { try fs.sync(fd, label: "tmp/\(name)", at: SourceLocation(file: file, line: line)) }
             fs.close(fd)
+            return nil
         } catch {
             fs.close(fd)
             try? removeFile(name, in: .tmp)

@@ -53,7 +53,7 @@ extension PowerCutTests {
     /// The suite skips them; `scripts/powercut` leaves each out again, says whether that still
     /// holds, and whether the call as a whole (every folder it syncs) is needed.
     static let notNeeded: [Call: String] = {
-        let foldersOfACommit = "if batch.wholeFileSystem && !dirty.isEmpty { try syncFileSystem() } else { try syncFolders(dirty) }"
+        let foldersOfACommit = "return commit.batch.wholeFileSystem ? syncingFileSystem() : syncingFolders(dirty)"
         let compactionFolders = "try syncFolders(Set(SpoolFolder.allCases))"
         let recoveryFolders = "try spool.syncFolders(Set(SpoolFolder.allCases))"
         let quarantineFolders = "try syncFolders([.tmp, fromFolder, toFolder])"
@@ -63,8 +63,6 @@ extension PowerCutTests {
                 "compaction's new index holds the header alone: empty or torn, it reads as a fresh index",
             Call(file: "SpoolStore/IndexFile.swift", function: "writeHeader", text: "try fs.sync(file, label: SpoolFolder.indexFileName)", target: "file"):
                 "the header of a fresh index: empty or torn, it reads as a fresh index",
-            Call(file: "SpoolStore/Spool.swift", function: "recordOnce", text: "try index.append(transitions.map(\\.record), sync: !wholeFileSystem && !deferringSync)", target: "file"):
-                "a commit's record (quarantine, recovery's requeue, retry, purge) only says which way a split pair goes: the planner's default (the furthest state) goes the same way, or the command had not returned",
             Call(file: "SpoolStore/Spool.swift", function: "addUnguarded", text: "try index.append(", target: "file"):
                 "an add needs no record: its json, fsynced in tmp/ before any rename, completes the item wherever the cut leaves it",
             Call(file: "SpoolStore/Spool.swift", function: "quarantineUnguarded", text: "try index.append([IndexRecord(.fail, id, from: from, to: to)])", target: "file"):
@@ -75,7 +73,7 @@ extension PowerCutTests {
             Call(file: "SpoolStore/Spool.swift", function: "addUnguarded", text: "try syncFolders(dirty)", target: "tmp"): oneChange,
         ]
         for folder in ["pending", "inflight", "failed", "tmp"] {
-            list[Call(file: "SpoolStore/Spool.swift", function: "apply", text: foldersOfACommit, target: folder)] = oneChange
+            list[Call(file: "SpoolStore/Spool.swift", function: "continueCommit", text: foldersOfACommit, target: folder)] = oneChange
         }
         for folder in ["pending", "failed", "done", "tmp", "incoming"] {
             list[Call(file: "SpoolStore/Spool.swift", function: "compactIndex", text: compactionFolders, target: folder)] =
@@ -132,8 +130,8 @@ extension PowerCutTests {
     /// The lines of `Sources/SpoolStore` and `Sources/SpoolEngine` that ask for durability (calls of
     /// `sync`, `syncFileSystem` and the store's helpers that pass their caller's line on).
     static func durabilityLines() -> [(file: String, line: Int, text: String)] {
-        let asks = ["fs.sync(", "fs.syncFileSystem(", "syncFolders(", "syncFileSystem(", "makeRecordsDurable(", "index.sync(",
-                    "syncFolder(", "index.append(", "stageMetadata("]
+        let asks = ["fs.sync(", "fs.syncFileSystem(", "syncFolders(", "syncFileSystem(", "index.sync(", "syncFolder(", "index.append(",
+                    "stageMetadata(", "syncingIndex(", "syncingFileSystem(", "syncingFolders(", "syncingFiles("]
         var found: [(String, Int, String)] = []
         for module in ["SpoolStore", "SpoolEngine"] {
             let folder = "\(packageRoot)/Sources/\(module)"
@@ -142,7 +140,8 @@ extension PowerCutTests {
                 for (i, line) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                     let text = line.trimmingCharacters(in: .whitespaces)
                     guard asks.contains(where: text.contains), !text.hasPrefix("//"), !text.contains("func "),
-                          !text.contains("at: SourceLocation("), !text.contains("at: site"), !text.contains("file: file, line: line")
+                          !text.contains("at: SourceLocation("), !text.contains("at: site"), !text.contains("file: file, line: line"),
+                          !text.contains("keepOpen: true"), !text.contains("sync: false")
                     else { continue }
                     found.append(("\(module)/\(name)", i + 1, text))
                 }

@@ -37,8 +37,7 @@ final class BackgroundRemovalTests: StoreTestCase {
         let (fs, spool, done, gate) = try heldRemovals(2)
         spool.spareJSONLimit = 0  // every json unlinked, none kept for reuse
 
-        let batch = try spool.record(done)
-        XCTAssertEqual(try spool.apply(batch, done.indices, removingInBackground: true), [.moved, .moved])
+        XCTAssertEqual(try spool.commit(done, removingInBackground: true), [.moved, .moved])
         XCTAssertEqual(temp.names(in: .inflight).count, 4, "nothing is unlinked on the caller's thread")
         XCTAssertEqual(fs.calls(.remove).filter { $0.directory == "inflight" }, [])
 
@@ -79,7 +78,7 @@ final class BackgroundRemovalTests: StoreTestCase {
 
     func testCompaction_waitsForPendingRemovals() throws {
         let (fs, spool, done, gate) = try heldRemovals(1)
-        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        _ = try spool.commit(done, removingInBackground: true)
         fs.resetLog()
         // Opened late on purpose: a compaction that did not wait would rename the new index first.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { gate.signal() }
@@ -99,9 +98,9 @@ final class BackgroundRemovalTests: StoreTestCase {
         let done = try claimed(2, on: spool)
         fs.failCall(.remove, errno: EIO)
 
-        XCTAssertEqual(try spool.apply(spool.record([done[0]]), [0], removingInBackground: true), [.moved])
+        XCTAssertEqual(try spool.commit([done[0]], removingInBackground: true), [.moved])
         XCTAssertThrowsError(try spool.drainRemovals()) { XCTAssertEqual(($0 as? SystemError)?.errno, .ioError) }
-        XCTAssertThrowsError(try spool.record([done[1]]), "a failed removal stops taking work") {
+        XCTAssertThrowsError(try spool.commit([done[1]]), "a failed removal stops taking work") {
             XCTAssertEqual(($0 as? SystemError)?.errno, .ioError)
         }
     }
@@ -110,9 +109,9 @@ final class BackgroundRemovalTests: StoreTestCase {
         let spool = try temp.open()
         let done = try claimed(1, on: spool)
         for name in temp.names(in: .inflight) { XCTAssertEqual(unlink(temp.path(.inflight, name)), 0) }
-        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        _ = try spool.commit(done, removingInBackground: true)
         XCTAssertNoThrow(try spool.drainRemovals())
-        XCTAssertNoThrow(try spool.record([]))
+        XCTAssertNoThrow(try spool.commit([]))
     }
 
     func testApply_keepsTheJsonsAsSpares_whichTheNextStagedJsonsReuse() throws {
@@ -120,7 +119,7 @@ final class BackgroundRemovalTests: StoreTestCase {
         spool.spareJSONLimit = 2
         let inodes = try done.map { try fs.status(of: ItemFileName(id: $0.record.id, attempt: 1, kind: .json).description, in: spool.descriptor(.inflight)).inode }
 
-        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        _ = try spool.commit(done, removingInBackground: true)
         XCTAssertEqual(temp.names(in: .tmp).sorted(), ["spare.0", "spare.1"], "renamed into tmp/ on the caller's thread")
         XCTAssertEqual(spool.spareJSONCount, 2)
         gate.signal()
@@ -144,7 +143,7 @@ final class BackgroundRemovalTests: StoreTestCase {
     func testReusedSpare_isCutOnlyWhenTheNewJsonIsShorter() throws {
         let (fs, spool, done, gate) = try heldRemovals(2)
         spool.spareJSONLimit = 2
-        _ = try spool.apply(spool.record(done), done.indices, removingInBackground: true)
+        _ = try spool.commit(done, removingInBackground: true)
         gate.signal()
         try spool.drainRemovals()
         XCTAssertEqual(spool.spareJSONCount, 2)

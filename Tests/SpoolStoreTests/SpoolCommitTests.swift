@@ -22,26 +22,48 @@ final class SpoolCommitTests: StoreTestCase {
             metadata: metadata ? item.metadata : nil)
     }
 
-    /// `record(deferringSync:)`: claims move before the records are synced; any other transition of
-    /// the batch first syncs them (its files must not move before its record is durable).
-    func testDeferredRecords_claimsMoveUnsynced_otherTransitionsSyncFirst() throws {
+    /// A commit in steps (`beginCommit`, `continueCommit`): the claims move before the records
+    /// are synced, and nothing is synced on the caller's thread; a finished transition's files
+    /// move only after the syncs the last step returned, its folders synced after that.
+    func testCommitInSteps_claimsMoveUnsynced_otherTransitionsWaitForTheSyncsHandedOver() throws {
         let batch = try addItems(2)
         _ = try spool.commit([claim(batch[1])])
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)
-        let success = SpoolTransition(IndexRecord(.done, batch[1].id, from: ItemLocation(.inflight, attempt: 1), to: nil))
-        let recorded = try spool.record([claim(batch[0]), success], deferringSync: true)
         fs.resetLog()
+        var requeued = batch[1].metadata
+        requeued.attempts.append(AttemptRecord(number: 1, startedAt: Timestamp(millisecondsSinceEpoch: 0), finishedAt: Timestamp(millisecondsSinceEpoch: 0), outcome: "retryable", httpStatus: 503))
+        let requeue = SpoolTransition(
+            IndexRecord(.requeue, batch[1].id, from: ItemLocation(.inflight, attempt: 1), to: ItemLocation(.pending, attempt: 1)),
+            metadata: requeued)
+        var (commit, claimed, work) = try spool.beginCommit([claim(batch[0]), requeue], claims: 1, removingInBackground: false)
 
-        XCTAssertEqual(try spool.apply(recorded, [0]), [.moved])
-        XCTAssertEqual(fs.calls(.sync), [], "the claim moved without an fsync")
-        XCTAssertEqual(try spool.apply(recorded, [1]), [.moved])
-        let syncAt = try XCTUnwrap(fs.calls.firstIndex { $0.operation == .sync && $0.name == SpoolFolder.indexFileName })
-        let removedAt = try XCTUnwrap(fs.calls.firstIndex { $0.operation == .remove })
-        XCTAssertLessThan(syncAt, removedAt, "the success's files went before its record was synced")
+        XCTAssertEqual(claimed, [.moved])
+        XCTAssertEqual(temp.names(in: .inflight).filter { $0.hasPrefix(batch[0].id.rawValue) }.count, 2, "the claim moved")
+        XCTAssertEqual(fs.calls(.sync) + fs.calls(.syncFileSystem), [], "nothing synced on the caller's thread")
+        XCTAssertEqual(fs.calls(.write).filter { $0.name == SpoolFolder.indexFileName }.count, 1, "only the claim's record is written")
+
+        // 1: the staged json, before its record is written.
+        try work.perform()
+        XCTAssertEqual(fs.calls(.sync).map(\.name), ["\(batch[1].id).a1.json"])
         fs.resetLog()
-        try spool.makeRecordsDurable()
-        XCTAssertEqual(fs.calls(.sync), [], "nothing left to sync")
+        work = try XCTUnwrap(try spool.continueCommit(&commit))
+        XCTAssertEqual(fs.calls(.write).map(\.name), [SpoolFolder.indexFileName], "the requeue's record, written now")
+        XCTAssertEqual(fs.calls(.sync), [])
+        XCTAssertEqual(temp.names(in: .pending), [], "nothing moves before its record is durable")
+        // 2: the index.
+        try work.perform()
+        XCTAssertEqual(fs.calls(.sync).map(\.name), [SpoolFolder.indexFileName])
+        fs.resetLog()
+        work = try XCTUnwrap(try spool.continueCommit(&commit))
+        XCTAssertEqual(temp.names(in: .pending), ["\(batch[1].id).a1.blob", "\(batch[1].id).a1.json"])
+        XCTAssertEqual(fs.calls(.sync), [], "the folders are synced by whoever makes the work")
+        // 3: the folders the requeue touched; then the commit is done.
+        try work.perform()
+        XCTAssertEqual(Set(fs.calls(.sync).map(\.name)), ["tmp", "inflight", "pending"])
+        XCTAssertNil(try spool.continueCommit(&commit))
+        XCTAssertEqual(commit.results, [.moved])
+        XCTAssertEqual(spool.commitsInProgress, 0)
     }
 
     func testVanishedItem_isReported_andTheRestOfTheBatchMoves() throws {

@@ -28,10 +28,13 @@ public final class EmbeddedEngine {
     /// Starts the engine (recovery, watches, scans) with `observers` added, and runs its first step.
     /// `residentKiB` is the process's memory as the recycle trigger reads it (default: unreadable).
     /// `transport`: one set up before the first step (its `onStart`), else a new one.
+    /// `syncs`: where the engine's syncs are made; on the loop by default, so that each step
+    /// ends with what it recorded durable (a test of the disk's timing gives its own).
     public init(
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
         observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil,
-        transport: ScriptedTransport? = nil, runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() }
+        transport: ScriptedTransport? = nil, runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
+        syncs: SyncThread = .loop
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
@@ -39,7 +42,7 @@ public final class EmbeddedEngine {
         engine = try Engine(
             spool: spool, transport: self.transport, clock: clock, configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
-            residentKiB: residentKiB, runPass: runPass)
+            residentKiB: residentKiB, runPass: runPass, syncs: syncs)
         for observer in observers { engine.observers.add(observer) }
         engine.sizeGate = sizeGate
         startedAt = clock.now()

@@ -8,9 +8,11 @@ import SpoolStore
 ///    in incoming/), or was accepted by the endpoint (then at most once);
 /// 2. nothing whose success was made durable is left to be uploaded again (in pending/, inflight/,
 ///    failed/ or incoming/): only what was in flight may be;
-/// 3. attempts never go back past what was sent: an item whose claim was durable keeps at least
-///    that attempt, one whose request was out before its claim was synced at least the one
-///    before (docs/guarantees.md: a power cut in that millisecond loses the count of the attempt it cut);
+/// 3. attempts never go back past what was sent: an item whose claim was durable (or whose
+///    answer was recorded) keeps at least that attempt, one whose request was out before its
+///    claim was synced at least the one before, even if its answer came meanwhile
+///    (docs/guarantees.md: a power cut before the claim's sync loses the count of that attempt,
+///    and its answer with it);
 /// 4. an answered attempt stays answered: once its outcome was recorded (a 5xx, a final 4xx), the
 ///    item's history keeps it (it counts against `--max-attempts`, not as interrupted), and a
 ///    purge that returned stays done;
@@ -96,7 +98,7 @@ public struct PowerCutPromises {
                 floor = send.attempt
             } else if send.direct {
                 floor = 0  // nothing was recorded for it: it may be taken again as a new item
-            } else if send.stepEnded || send.answer != nil {
+            } else if send.stepEnded {
                 floor = send.attempt
             } else {
                 floor = send.attempt - 1

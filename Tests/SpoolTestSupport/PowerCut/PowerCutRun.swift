@@ -19,6 +19,8 @@ public final class PowerCutRun {
     public let outsidePath: String
     public private(set) var spool: Spool?
     public private(set) var engine: EmbeddedEngine?
+    /// The engine's syncs, while a workload holds them (`startEngine(_:holdingSyncs:)`).
+    public private(set) var syncs: HeldSyncs?
     private let name: String
     private var made = 0
     private var ids: ItemIDGenerator
@@ -118,9 +120,12 @@ public final class PowerCutRun {
         if announce, let engine { engine.events.feed(InotifyWatcher.movedTo, name: path) }
     }
 
-    /// Starts the daemon on the spool (recovery, scans, its first step) and settles.
+    /// Starts the daemon on the spool (recovery, scans, its first step) and settles. Its syncs
+    /// are made on the loop, each step ending durable, unless `holdingSyncs`: then each waits in
+    /// `syncs` until the workload makes it (`release`), the loop running ahead of the disk.
     @discardableResult
-    public func startEngine(_ configuration: EngineConfiguration) throws -> EmbeddedEngine {
+    public func startEngine(_ configuration: EngineConfiguration, holdingSyncs: Bool = false) throws -> EmbeddedEngine {
+        syncs = holdingSyncs ? HeldSyncs() : nil
         let spool = try openSpool()
         let transport = ScriptedTransport(clock: clock)
         let fs = self.fs
@@ -133,7 +138,7 @@ public final class PowerCutRun {
             let json = "\(inflight)/\(ItemFileName(id: request.id, attempt: request.attempt, kind: .json))"
             fs.note(.sent(id: request.id, attempt: request.attempt, payload: payload, direct: access(json, F_OK) != 0))
         }
-        let embedded = try EmbeddedEngine(spool: spool, configuration: configuration, clock: clock, transport: transport)
+        let embedded = try EmbeddedEngine(spool: spool, configuration: configuration, clock: clock, transport: transport, syncs: syncs?.thread ?? .loop)
         engine = embedded
         try settle()
         return embedded
@@ -189,14 +194,17 @@ public final class PowerCutRun {
         fs.note(.settled)
     }
 
-    /// Answers every request with `outcome` as it comes, running the engine on `step` seconds
-    /// at a time, until nothing is in flight or pending (at most `rounds` steps).
+    /// Answers every request with `outcome` as it comes (and makes held syncs first), running the
+    /// engine on `step` seconds at a time, until nothing is in flight or pending (at most `rounds` steps).
     public func drain(answering outcome: UploadOutcome = .status(201), step: Double = 30, rounds: Int = 40) throws {
         guard let engine else { throw RunError("no engine") }
         for _ in 0..<rounds {
-            if engine.transport.inFlight > 0 {
+            if let syncs, syncs.waiting > 0 {
+                try releaseSyncs()
+            } else if engine.transport.inFlight > 0 {
                 try answer(outcome)
-            } else if (try? FileManager.default.contentsOfDirectory(atPath: spoolPath + "/pending"))?.isEmpty ?? true {
+            } else if (try? FileManager.default.contentsOfDirectory(atPath: spoolPath + "/pending"))?.isEmpty ?? true,
+                      engine.engine.commitsInFlight == 0 {
                 return
             } else {
                 try advance(by: step)
@@ -206,10 +214,21 @@ public final class PowerCutRun {
     }
 
     /// The end of a step: background removals and syncs are done, so what the step recorded is
-    /// as durable as it will get.
+    /// as durable as it will get. Not while a commit is in flight (its syncs held): what it
+    /// recorded is durable only once it is done.
     public func settle() throws {
         try spool?.drainRemovals()
-        fs.note(.settled)
+        if (engine?.engine.commitsInFlight ?? 0) == 0 { fs.note(.settled) }
+    }
+
+    /// Makes the next `count` held syncs (`startEngine(_:holdingSyncs:)`), one at a time, the
+    /// engine stepping after each as its worker wakes it.
+    public func releaseSyncs(count: Int = 1) throws {
+        guard let syncs else { throw RunError("no syncs held") }
+        for _ in 0..<count where syncs.waiting > 0 {
+            syncs.release(1)
+            try advance(by: 0)
+        }
     }
 
     struct RunError: Error, CustomStringConvertible {

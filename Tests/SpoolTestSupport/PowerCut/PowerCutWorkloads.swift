@@ -13,7 +13,7 @@ public enum PowerCutWorkloads {
     /// Every workload, in the order the explorer reports them.
     public static var all: [PowerCutWorkload] {
         [
-            firstStart, enqueue, ingest, outcomes, operatorCommands, retryMany, quarantine, direct, multipartQueued,
+            firstStart, enqueue, ingest, outcomes, slowDisk, operatorCommands, retryMany, quarantine, direct, multipartQueued,
             multipartDirect, multipartRefused, compaction, keepDone, restart, damaged,
         ]
     }
@@ -87,6 +87,37 @@ public enum PowerCutWorkloads {
             try run.answer(.status(503))
             try run.answer(.status(400))
             try run.answer(.failed(.connectionRefused))
+            try run.drain(step: 30)
+        }
+    }
+
+    /// The loop ahead of the disk (`Engine+Durability`): every sync waits until the workload
+    /// makes it, one at a time, while answers come in and claims go out. A success, a 503
+    /// (requeued: its json, its record, its folders) and a 400 (parked) are recorded while other
+    /// rounds' claims and syncs are under way; a direct upload's failure becomes an item (`syncfs`).
+    public static var slowDisk: PowerCutWorkload {
+        let payloads = Box<[[UInt8]]>([])
+        let configuration = configuration(direct: true, concurrency: 2)
+        return PowerCutWorkload(
+            "answers while syncs wait", configuration: configuration,
+            prepare: { run in
+                payloads.value = (1...3).map { run.payload("queued \($0)") }
+                try run.enqueue(payloads.value)
+            }
+        ) { run in
+            for payload in payloads.value { run.acknowledged(payload, "enqueued before the run") }
+            try run.startEngine(configuration, holdingSyncs: true)  // claims 1 and 2; their records' sync waits
+            try run.answer(.status(201))  // 1: its success waits behind that sync; 3 is claimed
+            try run.answer(.status(503))  // 2: its new json waits to be synced
+            try run.releaseSyncs()  // the claims' records
+            try run.answer(.status(400))  // 3: parked once its json, its record and its folders are durable
+            try run.releaseSyncs(count: 2)  // 1's record; 2's json (its record is written now)
+            // A file sent straight from incoming/ (nothing queued is due) is refused: it becomes
+            // an item, made durable with `syncfs`, while the requeue's syncs still wait.
+            let direct = run.payload("direct, refused")
+            try run.drop("e.jpg", direct)
+            try run.advance(by: 0)
+            try run.answer(.status(500))
             try run.drain(step: 30)
         }
     }

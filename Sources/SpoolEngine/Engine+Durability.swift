@@ -1,0 +1,109 @@
+import SpoolCore
+import SpoolStore
+
+/// The loop never waits on the disk: each round's commit (`Spool.beginCommit`) goes on in steps
+/// whose syncs the `DurabilityWorker` makes on a thread of its own, while the loop reads answers,
+/// keeps deadlines and starts uploads. A round's claims move and their uploads start at once
+/// (their records are written, and synced by the worker); its finished items move once their
+/// records are durable, and are told (log, observers, hooks) once the folders they moved in are.
+///
+/// Until then a finished item is *being recorded* (`recording`): not claimable, not given back
+/// to disk, not dropped to make room, in memory once; a requeued one joins the due queue only
+/// when its commit is done. Syncs are made in the order they were handed over; a failed one
+/// stops the daemon at the next step, with nothing more acknowledged; compaction, a stop, a
+/// drain and `--exit-when-idle` wait for the commits in flight.
+extension Engine {
+    /// A round's commit on its way to disk.
+    struct CommitInFlight {
+        var commit: Spool.Commit
+        /// The sync the commit's next step waits for.
+        var ticket: Int
+        /// What to tell once its finished items are durable (its claims started already).
+        var round: Round
+    }
+
+    /// Begins the round's commit: moves its claims (their uploads start) and hands the first
+    /// syncs to the worker.
+    func commitRound(_ round: Round, now: Timestamp) throws {
+        if !round.directSuccesses.isEmpty {
+            spool.removeDirectBlobs(round.directSuccesses)
+            intake.spaceFreed()
+        }
+        // Direct successes alone (nothing recorded) commit nothing: told at once.
+        guard !round.isEmpty else { return try recorded(round, results: [], now: now) }
+        let (commit, claimed, work) = try spool.beginCommit(
+            round.transitions, claims: round.claims.count, removingInBackground: true)
+        recording.formUnion(round.finishedIDs)
+        for (claim, result) in zip(round.claims, claimed) {
+            let id = claim.transition.record.id
+            guard result == .moved else {
+                log.warning("\(id) vanished before its upload (\(result)); an operator moved or purged it")
+                items[id] = nil
+                observers.itemLeftQueue(id)
+                continue
+            }
+            start(claim, now: now)
+        }
+        var told = round
+        told.claims = []
+        commits.append(CommitInFlight(commit: commit, ticket: durability.handOver(work), round: told))
+        try advanceCommits(now: now)
+    }
+
+    /// Takes each commit whose sync was made one step on (its files move, or it is done); a sync
+    /// that failed stops the daemon here.
+    func advanceCommits(now: Timestamp) throws {
+        if let failure = durability.failure {
+            transport.cancelAll()
+            throw failure
+        }
+        var i = 0
+        while i < commits.count {
+            guard durability.isMade(commits[i].ticket) else {
+                i += 1
+                continue
+            }
+            if let work = try spool.continueCommit(&commits[i].commit) {
+                commits[i].ticket = durability.handOver(work)
+                continue  // made at once when the worker runs on this thread
+            }
+            let done = commits.remove(at: i)
+            try recorded(done.round, results: done.commit.results, now: now)
+        }
+    }
+
+    /// A round's finished items are durable where they went: they leave `recording` (a requeued
+    /// one joins the due queue), and the log, the observers and the part logs are told.
+    private func recorded(_ round: Round, results: [TransitionResult], now: Timestamp) throws {
+        var vanished = Set<ItemID>()
+        if !round.finished.isEmpty { intake.spaceFreed() }
+        for (transition, result) in zip(round.finished, results) {
+            let id = transition.record.id
+            recording.remove(id)
+            guard result != .moved else { continue }
+            log.warning("\(id) vanished while being recorded (\(result))")
+            items[id] = nil
+            vanished.insert(id)
+            observers.itemLeftQueue(id)
+        }
+        for entry in round.requeued where !vanished.contains(entry.id) { due.push(entry) }
+        for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
+        // After the commit: a success or failure is recorded before its log goes (progress that outlives an attempt is state, durable before it counts).
+        for (id, failed) in round.finishedMultipart {
+            if failed {
+                try giveUpMultipartUpload(of: id, now: now)
+            } else {
+                spool.partLogs.remove(id)
+            }
+        }
+        for message in round.messages { log.log(message.level, message.text) }
+    }
+
+    /// Waits for the commits in flight to be done (compaction needs every record complete).
+    func waitForCommits(now: Timestamp) throws {
+        while !commits.isEmpty {
+            durability.waitForAll()
+            try advanceCommits(now: now)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import SpoolSystem
+
+/// The syncs one step of a commit waits for (`Spool.beginCommit`, `Spool.continueCommit`), made
+/// by the caller: at once (`Spool.commit`), or by the daemon on a thread of its own (the engine's
+/// `DurabilityWorker`), so that the loop which reads answers and keeps deadlines never waits on
+/// the disk. Each call is an `fsync(2)` of a descriptor the spool handed over or one `syncfs(2)`:
+/// nothing else of the spool is touched, so they may run on another thread while `Spool` itself
+/// stays single-threaded.
+public struct SyncWork: Sendable {
+    enum Call: Sendable {
+        /// `fsync(2)` of `fd`. `owned`: a staged json's descriptor, handed over to be closed
+        /// after its sync (the spool's folders and its index keep theirs).
+        case sync(FileDescriptor, label: String, site: SourceLocation, owned: Bool)
+        /// `syncfs(2)` of the file system holding `fd` (the spool's root).
+        case fileSystem(FileDescriptor, label: String, site: SourceLocation)
+    }
+
+    let fs: any FileSystem
+    let calls: [Call]
+
+    /// Makes the calls in order. The first failure ends the work and is final (never retried
+    /// and trusted: the pages it could not write may be gone); the descriptors handed over are
+    /// closed whatever happens.
+    public func perform() throws {
+        defer { discard() }
+        for call in calls {
+            switch call {
+            case .sync(let fd, let label, let site, _): try fs.sync(fd, label: label, at: site)
+            case .fileSystem(let fd, let label, let site): try fs.syncFileSystem(fd, label: label, at: site)
+            }
+        }
+    }
+
+    /// Closes the descriptors handed over without syncing: work that will never be made (an
+    /// earlier sync failed, and the process stops).
+    public func discard() {
+        for case .sync(let fd, _, _, true) in calls { fs.close(fd) }
+    }
+
+    /// Whether there is nothing to make durable.
+    public var isEmpty: Bool { calls.isEmpty }
+}
