@@ -330,9 +330,9 @@ public final class Engine {
     }
 
     /// After the last step: waits for background unlinks, removes the spare jsons and tells the
-    /// observers. (The loop ends with no abort in flight; those still owed stay recorded.)
+    /// observers. (The loop ends with no abort in flight, those still owed stay recorded, and no
+    /// commit in flight: every sync handed over was made.)
     public func finish() throws -> RunSummary {
-        durability.waitForAll()
         dropRuns()
         try spool.drainRemovals()
         spool.removeSpareJSONs()
