@@ -110,7 +110,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "SpoolEngineTests",
-            dependencies: ["SpoolCore", "SpoolEngine", "SpoolTestSupport"],
+            dependencies: ["SpoolCore", "SpoolEngine", "SpoolTestSupport", "SpoolTransport", "SpoolCurlTransport", "UploadReceiver"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
