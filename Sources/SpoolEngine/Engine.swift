@@ -431,9 +431,11 @@ public final class Engine {
         return Int32(clamping: max(0, min(ms, 60_000)))
     }
 
-    /// Compaction drops records that commits in flight still rely on: it waits for them.
+    /// Compaction drops records that commits in flight still rely on: it is made at a step with
+    /// none in flight, or, once overdue, waits for them (the loop then waits on the disk, as it
+    /// does for compaction's own syncs: once per 8 MiB of index at most).
     func compactIndexIfLarge(now: Timestamp) throws {
-        guard spool.index.wantsCompaction else { return }
+        guard spool.index.wantsCompaction, commits.isEmpty || spool.index.needsCompaction else { return }
         try waitForCommits(now: now)
         try spool.compactIndex()
     }

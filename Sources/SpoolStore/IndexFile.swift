@@ -31,7 +31,13 @@ public final class IndexFile {
     public private(set) var compactedBytes: Int64 = 0
 
     /// Compaction pays off once the file holds mostly history: twice the live state, and at least 8 MiB.
-    public var wantsCompaction: Bool { appendedBytes > max(8 << 20, 2 * compactedBytes) }
+    public var wantsCompaction: Bool { appendedBytes > IndexFile.compactionSize(after: compactedBytes) }
+
+    /// Compaction is overdue: the file has grown twice past the size where it was wanted (a
+    /// daemon that never had a quiet moment to compact in).
+    public var needsCompaction: Bool { appendedBytes > 2 * IndexFile.compactionSize(after: compactedBytes) }
+
+    private static func compactionSize(after compacted: Int64) -> Int64 { max(8 << 20, 2 * compacted) }
 
     public init(root: FileDescriptor, fs: any FileSystem) {
         self.root = root
