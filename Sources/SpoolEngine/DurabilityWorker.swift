@@ -2,21 +2,22 @@ import Dispatch
 import SpoolStore
 import Synchronization
 
-/// Makes the spool's syncs (`SyncWork`) away from the engine's loop, one after another in the
-/// order they were handed over, and wakes the loop as each is made: under another program's
-/// heavy writes one fsync took a minute, and the loop waiting in it read no answers, kept no
-/// deadlines and started nothing meanwhile.
+/// Makes the spool's syncs (`SyncWork`) away from the engine's loop, in the order they were
+/// handed over (those waiting together as one), and wakes the loop as each is made: under
+/// another program's heavy writes one fsync took a minute, and the loop waiting in it read no
+/// answers, kept no deadlines and started nothing meanwhile.
 ///
 /// After a failed sync nothing more is made (the work still handed over is dropped): the loop
 /// sees the failure at its next step and stops the daemon, as a failed fsync always does (a
 /// failed fsync is never retried and trusted).
 final class DurabilityWorker: Sendable {
-
     private struct State {
         var handedOver = 0
         /// The last work made (tickets are made in order).
         var made = 0
         var failure: (any Error)?
+        /// Handed over, not made yet: made together by the next turn of the thread.
+        var waiting: [(ticket: Int, work: SyncWork)] = []
     }
 
     private let state = Mutex(State())
@@ -43,23 +44,34 @@ final class DurabilityWorker: Sendable {
 
     /// Hands `work` over; returns its ticket (`isMade`).
     func handOver(_ work: SyncWork) -> Int {
+        outstanding.enter()
         let ticket = state.withLock { state in
             state.handedOver += 1
+            state.waiting.append((state.handedOver, work))
             return state.handedOver
         }
-        outstanding.enter()
-        run { [self] in
-            defer { outstanding.leave() }
-            guard state.withLock({ $0.failure == nil }) else { return work.discard() }
-            do {
-                try work.perform()
-                state.withLock { $0.made = ticket }
-            } catch {
-                state.withLock { $0.failure = error }
-            }
-            wake?()
-        }
+        run { [self] in makeWaiting() }
         return ticket
+    }
+
+    /// Makes every work waiting, as one (`SyncWork.merging`): while one slow fsync is made, the
+    /// loop may hand over many more, and the next turn makes them with one call each, however
+    /// many there are (group commit), instead of falling further behind with one per round.
+    private func makeWaiting() {
+        let (taken, failed) = state.withLock { state in
+            defer { state.waiting = [] }
+            return (state.waiting, state.failure != nil)
+        }
+        defer { for _ in taken { outstanding.leave() } }
+        guard let last = taken.last, let work = SyncWork.merging(taken.map(\.work)) else { return }
+        guard !failed else { return work.discard() }
+        do {
+            try work.perform()
+            state.withLock { $0.made = last.ticket }
+        } catch {
+            state.withLock { $0.failure = error }
+        }
+        wake?()
     }
 
     /// Whether the work of `ticket` is made (and every work handed over before it).

@@ -39,4 +39,27 @@ public struct SyncWork: Sendable {
 
     /// Whether there is nothing to make durable.
     public var isEmpty: Bool { calls.isEmpty }
+
+    /// The work of several steps as one (group commit on the thread that makes them): each call
+    /// once, in the order first asked for. A sync made now covers every write made before it, and
+    /// each step's writes were made before its work was handed over: the index's fsync, a
+    /// folder's or the `syncfs` asked for by several steps is made once for all of them.
+    public static func merging(_ works: [SyncWork]) -> SyncWork? {
+        guard let first = works.first else { return nil }
+        var calls: [Call] = []
+        var synced = Set<Int32>()
+        var syncedFileSystem = false
+        for call in works.lazy.flatMap(\.calls) {
+            switch call {
+            case .sync(let fd, _, _, let owned):
+                // A descriptor handed over (a staged json) is its step's own: never shared.
+                if !owned && !synced.insert(fd.rawValue).inserted { continue }
+            case .fileSystem:
+                if syncedFileSystem { continue }
+                syncedFileSystem = true
+            }
+            calls.append(call)
+        }
+        return SyncWork(fs: first.fs, calls: calls)
+    }
 }

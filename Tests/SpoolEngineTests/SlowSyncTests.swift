@@ -123,6 +123,31 @@ final class SlowSyncTests: EngineTestCase {
         XCTAssertEqual(embedded.transport.started.last?.request.attempt, 2)
     }
 
+    /// Rounds whose syncs wait together (the disk was busy with the first) are made as one: one
+    /// index fsync for all of them, not one each, so a slow disk does not leave the worker
+    /// further behind with every round (group commit on its thread).
+    func testSyncsWaitingTogether_areMadeAsOne() throws {
+        let ids = try enqueue(4)
+        let told = Told()
+        let syncs = HeldSyncs()
+        let embedded = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration(concurrency: 4, direct: false), clock: clock, observers: [told],
+            syncs: syncs.thread)
+        try embedded.advanceTime(by: 1)
+        for _ in 0..<3 {
+            try embedded.transport.answerNext(.status(201))
+            try embedded.advanceTime(by: 0)
+        }
+        XCTAssertEqual(syncs.waiting, 7, "four rounds of a claim each (the items are due a millisecond apart), three of a success each")
+        fs.resetLog()
+        syncs.release(1)
+        XCTAssertEqual(fs.calls(.sync).filter { $0.name == SpoolFolder.indexFileName }.count, 1, "one index fsync for seven rounds")
+        syncs.release()
+        try embedded.advanceTime(by: 0)
+        XCTAssertEqual(embedded.engine.commitsInFlight, 0)
+        XCTAssertEqual(Set(told.finished.map(\.id)), Set(ids[0..<3]))
+    }
+
     /// `--exit-when-idle` (and a stop) waits for the commits in flight: a run does not end with
     /// its last success not yet durable.
     func testExitWhenIdle_waitsForTheCommitsInFlight() throws {
