@@ -357,21 +357,27 @@ public final class Spool {
             phase: .staged, batch: RecordedBatch(transitions: transitions, staged: Set(staged.keys), wholeFileSystem: wholeFileSystem),
             claims: claims, removingInBackground: removingInBackground)
         let work: SyncWork
-        do {
-            if staged.isEmpty || wholeFileSystem {
-                for fd in staged.values { fs.close(fd) }
+        if staged.isEmpty || wholeFileSystem {
+            for fd in staged.values { fs.close(fd) }
+            do {
                 try appendRecords(of: commit, transitions.indices)
-                commit.phase = .recorded
-                work = try recordsSync(of: commit)
-            } else {
-                try appendRecords(of: commit, 0..<claims)
-                let files = staged.sorted { $0.key < $1.key }.map { i, fd in (fd, "tmp/\(jsonName(transitions[i].record.id, transitions[i].record.from!))") }
-                work = syncingFiles(files)
+            } catch {
+                // Not recorded, so not happening: the staged copies are nobody's (recovery would remove them too).
+                removeStaged(of: commit)
+                throw error
             }
-        } catch {
-            if commit.phase == .staged { for fd in staged.values { fs.close(fd) } }
-            removeStaged(of: commit)
-            throw error
+            commit.phase = .recorded
+            work = try recordsSync(of: commit)
+        } else {
+            do {
+                try appendRecords(of: commit, 0..<claims)
+            } catch {
+                for fd in staged.values { fs.close(fd) }
+                removeStaged(of: commit)
+                throw error
+            }
+            let files = staged.sorted { $0.key < $1.key }.map { i, fd in (fd, "tmp/\(jsonName(transitions[i].record.id, transitions[i].record.from!))") }
+            work = syncingFiles(files)
         }
         commitsInProgress += 1
         let claimed: [TransitionResult]
