@@ -90,17 +90,8 @@ public final class PartLog: PartJournal, TusJournal, @unchecked Sendable {
     }
 
     public func begin(_ state: PartLogCodec.State) throws {
-        try appending.withLock { appending in
-            if let old = appending.fd { folder.fs.close(old) }
-            appending.fd = nil
-            guard let header = PartLogCodec.encodeHeader(state) else { throw PartJournalRefusal("the upload id or URL is too long to record") }
-            let opened = try folder.create(name)
-            appending.fd = opened
-            try folder.fs.writeAll(opened, header, label: folder.label(name))
-            guard !appending.syncDeferred else { return }
-            try folder.fs.sync(opened, label: folder.label(name))
-            try folder.syncFolder()
-        }
+        guard let header = PartLogCodec.encodeHeader(state) else { throw PartJournalRefusal("the upload id or URL is too long to record") }
+        try begin(header: header)
         CrashPoint.multipartAfterBegin.reached()
     }
 
@@ -152,10 +143,16 @@ public final class PartLog: PartJournal, TusJournal, @unchecked Sendable {
     }
 
     public func begin(_ record: TusUploadRecord) throws {
+        guard let header = PartLogCodec.encodeTusHeader(record) else { throw PartJournalRefusal("the upload URL is too long to record") }
+        try begin(header: header)
+    }
+
+    /// A new log holding its first record (an S3 upload id or a tus upload URL), made durable
+    /// with its folder unless its syncs wait for the blob.
+    private func begin(header: [UInt8]) throws {
         try appending.withLock { appending in
             if let old = appending.fd { folder.fs.close(old) }
             appending.fd = nil
-            guard let header = PartLogCodec.encodeTusHeader(record) else { throw PartJournalRefusal("the upload URL is too long to record") }
             let opened = try folder.create(name)
             appending.fd = opened
             try folder.fs.writeAll(opened, header, label: folder.label(name))

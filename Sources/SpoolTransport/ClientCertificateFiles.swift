@@ -9,8 +9,8 @@ public enum ClientCertificateFiles {
     /// be used, or nil: each must be a readable regular file, parse, and the key must be the
     /// certificate's.
     public static func problem(certificate: String, key: String?) -> String? {
-        if let problem = regularFileProblem(certificate) { return "--cert '\(certificate)' \(problem)" }
-        if let key, let problem = regularFileProblem(key) { return "--key '\(key)' \(problem)" }
+        if let problem = TrustedCertificates.regularFileProblem(certificate) { return "--cert '\(certificate)' \(problem)" }
+        if let key, let problem = TrustedCertificates.regularFileProblem(key) { return "--key '\(key)' \(problem)" }
         defer { ERR_clear_error() }
         guard let parsed = readCertificate(certificate) else {
             return "--cert '\(certificate)' holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
@@ -47,16 +47,6 @@ public enum ClientCertificateFiles {
         return nil
     }
 
-    private static func regularFileProblem(_ path: String) -> String? {
-        let fs = PosixFileSystem()
-        let fd: FileDescriptor
-        do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) } catch {
-            return "cannot be read (\(error))"
-        }
-        defer { fs.close(fd) }
-        guard let status = try? fs.status(of: fd), status.type == .regular else { return "is not a regular file" }
-        return nil
-    }
 
     /// The first PEM certificate in `path` (the client's own: libcurl presents the file's first).
     private static func readCertificate(_ path: String) -> OpaquePointer? {

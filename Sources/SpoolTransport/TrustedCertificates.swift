@@ -7,13 +7,7 @@ import SpoolSystem
 public enum TrustedCertificates {
     /// Why `path` is not a PEM bundle with at least one certificate, or nil.
     public static func fileProblem(_ path: String) -> String? {
-        let fs = PosixFileSystem()
-        let fd: FileDescriptor
-        do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) } catch {
-            return "cannot be read (\(error))"
-        }
-        defer { fs.close(fd) }
-        guard let status = try? fs.status(of: fd), status.type == .regular else { return "is not a regular file" }
+        if let problem = regularFileProblem(path) { return problem }
         guard let bio = BIO_new_file(path, "r") else { return "cannot be read by OpenSSL" }
         defer { BIO_free(bio) }
         var certificates = 0
@@ -40,5 +34,18 @@ public enum TrustedCertificates {
             return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit) && parts[1].allSatisfy(\.isNumber)
         }
         return hashed ? nil : "holds no hashed certificate (<hash>.0, made by c_rehash or openssl rehash)"
+    }
+
+    /// Why `path` cannot be read as a regular file (followed if a link), or nil: the first check of
+    /// every PEM file an operator names (`--cacert`, `--cert`, `--key`).
+    static func regularFileProblem(_ path: String) -> String? {
+        let fs = PosixFileSystem()
+        let fd: FileDescriptor
+        do { fd = try fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) } catch {
+            return "cannot be read (\(error))"
+        }
+        defer { fs.close(fd) }
+        guard let status = try? fs.status(of: fd), status.type == .regular else { return "is not a regular file" }
+        return nil
     }
 }
