@@ -18,6 +18,8 @@ final class DurabilityWorker: Sendable {
         var failure: (any Error)?
         /// Handed over, not made yet: made together by the next turn of the thread.
         var waiting: [(ticket: Int, work: SyncWork)] = []
+        /// Whether the loop wants a wake when a sync is made (`loopWaits`).
+        var wakeWanted = true
     }
 
     private let state = Mutex(State())
@@ -65,14 +67,24 @@ final class DurabilityWorker: Sendable {
         defer { for _ in taken { outstanding.leave() } }
         guard let last = taken.last, let work = SyncWork.merging(taken.map(\.work)) else { return }
         guard !failed else { return work.discard() }
+        let wakes: Bool
         do {
             try work.perform()
-            state.withLock { $0.made = last.ticket }
+            wakes = state.withLock { state in
+                state.made = last.ticket
+                return state.wakeWanted
+            }
         } catch {
             state.withLock { $0.failure = error }
+            wakes = true
         }
-        wake?()
+        if wakes { wake?() }
     }
+
+    /// Says whether the loop, about to wait, wants to be woken when a sync is made (otherwise
+    /// something else wakes it soon). Check `isMade` after this: a sync made just before it did
+    /// not wake the loop.
+    func loopWaits(wantingWake: Bool) { state.withLock { $0.wakeWanted = wantingWake } }
 
     /// Whether the work of `ticket` is made (and every work handed over before it).
     func isMade(_ ticket: Int) -> Bool { state.withLock { $0.made >= ticket } }

@@ -99,6 +99,23 @@ extension Engine {
         for message in round.messages { log.log(message.level, message.text) }
     }
 
+    /// The longest the loop leaves a commit whose sync was made before it goes on with it.
+    static let commitLookSeconds = 1.0
+
+    /// When the loop must look at its commits again, at the latest (`wake`: what else it waits
+    /// for). The worker wakes the loop as a sync is made, unless every upload slot is busy: an
+    /// upload's end wakes it soon anyway, and a wake is a whole step (on a daemon sending small
+    /// files as fast as URLSession can, an extra step per sync cost a tenth of its rate); the
+    /// loop then looks every `commitLookSeconds`. A sync made while the loop was deciding this
+    /// is seen here, not missed.
+    func nextCommitLook(now: Timestamp, wake: Timestamp) -> Timestamp {
+        guard !commits.isEmpty else { return wake }
+        let slotsBusy = summary.stop == nil && uploads.count >= configuration.concurrency
+        durability.loopWaits(wantingWake: !slotsBusy)
+        if commits.contains(where: { durability.isMade($0.ticket) }) { return now }
+        return slotsBusy ? min(wake, now.adding(seconds: Engine.commitLookSeconds)) : wake
+    }
+
     /// Waits for the commits in flight to be done (compaction needs every record complete).
     func waitForCommits(now: Timestamp) throws {
         while !commits.isEmpty {

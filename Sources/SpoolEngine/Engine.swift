@@ -326,7 +326,7 @@ public final class Engine {
         // A recycle that came due in this step waits like any stop: woken by its grace's end.
         let timeout = observers.timeout(
             self, now: now, milliseconds: summary.stop != nil ? stopPollTimeout(now: now) : pollTimeout(now: now))
-        return now.adding(milliseconds: Int64(timeout))
+        return nextCommitLook(now: now, wake: now.adding(milliseconds: Int64(timeout)))
     }
 
     /// After the last step: waits for background unlinks, removes the spare jsons and tells the

@@ -31,12 +31,13 @@ final class SlowSyncTests: EngineTestCase {
         return batch.map(\.id)
     }
 
-    /// Steps the engine (its syncs on a thread of their own) until no commit is in flight.
+    /// Steps the engine (its syncs on a thread of their own) until no commit is in flight: at
+    /// once when the worker wakes it, else at its next look (every upload slot busy).
     private func waitForCommits(_ embedded: EmbeddedEngine) throws {
         let deadline = Date().addingTimeInterval(20)
         while embedded.engine.commitsInFlight > 0 {
             guard Date() < deadline else { return XCTFail("the commits in flight were never done") }
-            try embedded.advanceTime(by: 0)
+            try embedded.advanceTime(by: 0.1)
             usleep(1000)
         }
     }
