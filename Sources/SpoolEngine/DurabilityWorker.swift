@@ -20,6 +20,9 @@ final class DurabilityWorker: Sendable {
         var waiting: [(ticket: Int, work: SyncWork)] = []
         /// Whether the loop wants a wake when a sync is made (`loopWaits`).
         var wakeWanted = true
+        /// A turn of the thread is asked for and has not taken the waiting work yet: work handed
+        /// over meanwhile joins it instead of asking for another.
+        var turnAsked = false
     }
 
     private let state = Mutex(State())
@@ -47,12 +50,13 @@ final class DurabilityWorker: Sendable {
     /// Hands `work` over; returns its ticket (`isMade`).
     func handOver(_ work: SyncWork) -> Int {
         outstanding.enter()
-        let ticket = state.withLock { state in
+        let (ticket, asks) = state.withLock { state in
             state.handedOver += 1
             state.waiting.append((state.handedOver, work))
-            return state.handedOver
+            defer { state.turnAsked = true }
+            return (state.handedOver, !state.turnAsked)
         }
-        run { [self] in makeWaiting() }
+        if asks { run { [self] in makeWaiting() } }
         return ticket
     }
 
@@ -61,7 +65,10 @@ final class DurabilityWorker: Sendable {
     /// many there are (group commit), instead of falling further behind with one per round.
     private func makeWaiting() {
         let (taken, failed) = state.withLock { state in
-            defer { state.waiting = [] }
+            defer {
+                state.waiting = []
+                state.turnAsked = false
+            }
             return (state.waiting, state.failure != nil)
         }
         defer { for _ in taken { outstanding.leave() } }

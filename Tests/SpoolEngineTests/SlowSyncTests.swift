@@ -111,6 +111,7 @@ final class SlowSyncTests: EngineTestCase {
         try embedded.transport.answerNext(.status(503))
         try embedded.advanceTime(by: 0)
         XCTAssertGreaterThan(syncs.waiting, 0)
+        XCTAssertEqual(embedded.engine.commitsInFlight, 1)
 
         try embedded.advanceTime(by: 3600)  // long past its next-attempt time
         XCTAssertEqual(embedded.transport.started.count, 1, "claimed again before its requeue was durable")
@@ -139,7 +140,8 @@ final class SlowSyncTests: EngineTestCase {
             try embedded.transport.answerNext(.status(201))
             try embedded.advanceTime(by: 0)
         }
-        XCTAssertEqual(syncs.waiting, 7, "four rounds of a claim each (the items are due a millisecond apart), three of a success each")
+        // Four rounds of a claim each (the items are due a millisecond apart), three of a success each.
+        XCTAssertEqual(embedded.engine.commitsInFlight, 7)
         fs.resetLog()
         syncs.release(1)
         XCTAssertEqual(fs.calls(.sync).filter { $0.name == SpoolFolder.indexFileName }.count, 1, "one index fsync for seven rounds")
