@@ -104,10 +104,10 @@ extension Engine {
 
     /// When the loop must look at its commits again, at the latest (`wake`: what else it waits
     /// for). The worker wakes the loop as a sync is made, unless every upload slot is busy: an
-    /// upload's end wakes it soon anyway, and a wake is a whole step (on a daemon sending small
-    /// files as fast as URLSession can, an extra step per sync cost a tenth of its rate); the
-    /// loop then looks every `commitLookSeconds`. A sync made while the loop was deciding this
-    /// is seen here, not missed.
+    /// upload's end wakes it soon anyway, and a wake is a whole step, CPU that a daemon sending
+    /// small files as fast as URLSession can takes from URLSession's threads; the loop then looks
+    /// every `commitLookSeconds`. A sync made while the loop was deciding this is seen here, not
+    /// missed.
     func nextCommitLook(now: Timestamp, wake: Timestamp) -> Timestamp {
         guard !commits.isEmpty else { return wake }
         let slotsBusy = summary.stop == nil && uploads.count >= configuration.concurrency
