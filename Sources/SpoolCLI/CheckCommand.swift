@@ -131,7 +131,7 @@ struct CheckCommand: SpooldCommand {
         var staging: [Problem] = []
         var interrupted: [Problem] = []
         var first = true
-        try SpoolRecovery.inspect(spool: spool, progress: { progress?.show("reading the folders, slice \($0 + 1) of \($1)") }) { inspection in
+        try spool.inspectRecovery(progress: { progress?.show("reading the folders, slice \($0 + 1) of \($1)") }) { inspection in
             if first {
                 first = false
                 switch inspection.indexDamage {

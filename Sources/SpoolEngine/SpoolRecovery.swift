@@ -2,13 +2,15 @@ import SpoolCore
 import SpoolStore
 import SpoolSystem
 
-/// Start-up recovery, shared by the daemon (`run`, `drain`) and `spoold check --repair`, plus its
-/// read-only half for `spoold check`.
+/// Start-up recovery, shared by the daemon (`run`, `drain`) and `spoold check --repair`. The spool
+/// reads its folders, sets aside what it cannot use and carries out the planner's repairs
+/// (`Spool+Recovery`, which also holds the read-only half for `spoold check`); here the plan is
+/// made (`RecoveryPlanner`), interrupted uploads are returned or parked, and the log is told.
 public enum SpoolRecovery {
     /// How much of the spool recovery reads.
     public enum Scope: Sendable {
         /// Every folder, every item (`spoold check --repair`, a damaged index), a slice of ids at a
-        /// time (`SpoolScanner.slices`).
+        /// time (`Spool.recoverySlices`).
         case whole
         /// What a stop may have left under way: inflight/, tmp/, and the items those hold or the
         /// index names (a daemon's start: its cost does not grow with the queue; the daemon's
@@ -36,27 +38,13 @@ public enum SpoolRecovery {
         public var owedAborts: [OwedAbort] = []
     }
 
-    /// What recovery would do, found without changing anything.
-    public struct Inspection {
-        public var indexDamage: IndexLogScan.Damage
-        /// False when `index.wal` is a folder or another non-file: recovery sets it aside.
-        public var indexIsRegularFile: Bool
-        public var plan: RecoveryPlan
-        /// Items that recovery would return to pending/ (or failed/), with where they are now.
-        public var interrupted: [ItemID: ItemLocation]
-        /// Names in tmp/ that are not item files (recovery removes them).
-        public var tmpStrays: [String]
-        /// Entries named like item files (or in tmp/) that are not regular files: recovery sets
-        /// them aside in `SPOOL/corrupt/`.
-        public var notRegular: [String]
-    }
-
     /// Reads the index, plans repairs from the folders, does them, returns interrupted uploads to
     /// pending/ (count kept, the attempt recorded as `interrupted`) or failed/ (a budget used up),
     /// and compacts the index. Idempotent: a crash anywhere in here is just another crash, planned
     /// again from the files at the next start.
     public static func run(
-        spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope = .whole, filesPerSlice: Int = filesPerSlice
+        spool: Spool, policy: RetryPolicy, now: Timestamp, log: EventLog, scope: Scope = .whole,
+        filesPerSlice: Int = Spool.recoveryFilesPerSlice
     ) throws -> Outcome {
         // A live `enqueue` (or `retry`, `purge`) may be staging in tmp/ or between the renames of
         // an add: its files are not orphans. Wait for it, and keep the next one out until done.
@@ -83,7 +71,7 @@ public enum SpoolRecovery {
         if opened.report.setAsideAs != nil || opened.report.notAFileSetAsideAs != nil { scope = .whole }
         // Read whole, the spool is read a slice of ids at a time, so recovery holds one slice of
         // it whatever it holds; each id is planned on its own, so the repairs are the same.
-        let slices = scope == .whole ? try SpoolScanner.slices(of: spool, filesPerSlice: filesPerSlice) : [IDSlice.all]
+        let slices = scope == .whole ? try spool.recoverySlices(filesPerSlice: filesPerSlice) : [IDSlice.all]
         let logged = scope == .whole ? spool.partLogs.loggedItems() : []
         var keptLogs = Set<ItemID>()
         var readInFlight = Set<ItemID>()
@@ -91,22 +79,21 @@ public enum SpoolRecovery {
         var outcome = Outcome()
         var pendingCount = 0
         for slice in slices {
-            var strays: [String] = []
-            var notRegular: [String] = []
-            let files = switch scope {
-            case .whole: try SpoolScanner.itemFiles(in: spool, log: log, now: now, tmpStrays: &strays, notRegular: &notRegular, slice: slice)
-            case .inFlight: try SpoolScanner.inFlightItemFiles(in: spool, lastRecords: opened.lastByItem, log: log, now: now)
+            let scan = switch scope {
+            case .whole: try spool.recoveryScan(of: slice, now: now)
+            case .inFlight: try spool.inFlightRecoveryScan(lastRecords: opened.lastByItem, now: now)
             }
+            tell(scan.findings, log)
             let records = slices.count == 1 ? opened.lastByItem : opened.lastByItem.filter { slice.contains($0.key) }
-            let plan = RecoveryPlanner.plan(files: files, lastRecords: records)
+            let plan = RecoveryPlanner.plan(files: scan.files, lastRecords: records)
             for note in plan.notes { log.warning("recovery: \(note)") }
-            try SpoolScanner.perform(plan.repairs, on: spool, now: now)
+            try spool.perform(plan.repairs, now: now)
             outcome.repaired += plan.notes.count
             outcome.notes += plan.notes
             switch scope {
             case .inFlight:
                 planned = plan.items
-                readInFlight = Set(files.map(\.name.id)).union(opened.lastByItem.keys)
+                readInFlight = Set(scan.files.map(\.name.id)).union(opened.lastByItem.keys)
             case .whole:
                 // Kept of a whole read: what recovery touched (the passes over pending/ read the rest).
                 let touched = Set(plan.repairs.map(SpoolRecovery.id(of:))).union(records.keys)
@@ -190,40 +177,28 @@ public enum SpoolRecovery {
         return outcome
     }
 
-    /// Files a slice holds at most when the whole spool is read (recovery of a damaged index,
-    /// `spoold check`): about 25 MiB of memory for the slice's files and plan.
-    public static let filesPerSlice = 80_000
+    /// What the spool did with the entries that are no item's, told as warnings (the removal of
+    /// tmp/'s strays, ours and unfinished, goes without a word).
+    static func tell(_ findings: [RecoveryScan.Finding], _ log: EventLog) {
+        for finding in findings {
+            switch finding {
+            case .tmpStray, .notRegular:
+                break
+            case .setAside(let name, let type, let aside):
+                log.warning("\(name) is not a regular file (\(type)); set it aside as \(aside)")
+            case .notSetAside(let name, let type, let reason):
+                log.warning("\(name) is not a regular file (\(type)); could not set it aside (\(reason)); left alone")
+            case .notAnItemFile(let name):
+                log.warning("\(name) is not an item file (expected <id>.a<N>.json/.blob); left alone")
+            }
+        }
+    }
 
     /// The item a repair is for.
     static func id(of repair: RecoveryPlan.Repair) -> ItemID {
         switch repair {
         case .moveFile(let name, _, _, _), .removeFile(let name, _): name.id
         case .recreateMetadata(let id, _), .quarantineMissingBlob(let id, _, _): id
-        }
-    }
-
-    /// The read-only half of `run`: what it would repair, from the same planner and the same scan,
-    /// a slice of ids at a time as a whole recovery reads the spool (`body` gets each slice's
-    /// findings, in id order; only the first has the names in tmp/ that are no item's).
-    /// `progress` is told the slice about to be read and how many there are.
-    public static func inspect(
-        spool: Spool, filesPerSlice: Int = filesPerSlice, progress: ((Int, Int) -> Void)? = nil, _ body: (Inspection) throws -> Void
-    ) throws {
-        let index = try spool.index.inspect()
-        let slices = try SpoolScanner.slices(of: spool, filesPerSlice: filesPerSlice)
-        for (number, slice) in slices.enumerated() {
-            progress?(number, slices.count)
-            var strays: [String] = []
-            var notRegular: [String] = []
-            let files = try SpoolScanner.itemFiles(
-                in: spool, log: nil, now: Timestamp(millisecondsSinceEpoch: 0), tmpStrays: &strays, notRegular: &notRegular, slice: slice)
-            let records = slices.count == 1 ? index.lastByItem : index.lastByItem.filter { slice.contains($0.key) }
-            let plan = RecoveryPlanner.plan(files: files, lastRecords: records)
-            var interrupted: [ItemID: ItemLocation] = [:]
-            for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
-            try body(Inspection(
-                indexDamage: index.damage, indexIsRegularFile: index.isRegularFile, plan: plan, interrupted: interrupted,
-                tmpStrays: strays, notRegular: notRegular))
         }
     }
 }

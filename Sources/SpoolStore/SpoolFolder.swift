@@ -21,6 +21,14 @@ public enum SpoolFolder: String, CaseIterable, Sendable {
         }
     }
 
+    /// The folder of a place recovery names: tmp/ or a state's folder.
+    init(_ place: SpoolPlace) {
+        switch place {
+        case .tmp: self = .tmp
+        case .state(let state): self.init(state)
+        }
+    }
+
     /// The item state this folder holds, if it is a state folder.
     public var state: ItemState? {
         switch self {

@@ -243,7 +243,7 @@ extension RecoveryPlan {
 }
 
 /// Files of a spool as a set, changed the way spoold's recovery performs each repair
-/// (`SpoolScanner.perform`: a quarantine also appends a `fail` record to the index).
+/// (`Spool.perform` in `SpoolStore/Spool+Recovery.swift`: a quarantine also appends a `fail` record to the index).
 struct SimulatedSpool {
     var files: Set<RecoveryPlanner.FoundFile>
     var last: [ItemID: IndexRecord]

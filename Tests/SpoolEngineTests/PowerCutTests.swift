@@ -55,7 +55,7 @@ extension PowerCutTests {
     static let notNeeded: [Call: String] = {
         let foldersOfACommit = "return commit.batch.wholeFileSystem ? syncingFileSystem() : syncingFolders(dirty)"
         let compactionFolders = "try syncFolders(Set(SpoolFolder.allCases))"
-        let recoveryFolders = "try spool.syncFolders(Set(SpoolFolder.allCases))"
+        let recoveryFolders = "try syncFolders(Set(SpoolFolder.allCases))"
         let quarantineFolders = "try syncFolders([.tmp, fromFolder, toFolder])"
         let oneChange = "a rename is one change to both its folders: the fsync of the other folder of the same renames makes them durable (the call as a whole is needed)"
         var list: [Call: String] = [
@@ -94,7 +94,7 @@ extension PowerCutTests {
             list[Call(file: "SpoolStore/Spool.swift", function: "setAside", text: "try fs.sync(descriptor(folder), label: \"\\(path)/\\(folder.rawValue)\")", target: folder)] = setAside
         }
         for folder in ["pending", "inflight", "failed", "done", "tmp", "incoming"] {
-            list[Call(file: "SpoolEngine/SpoolScanner.swift", function: "perform", text: recoveryFolders, target: folder)] =
+            list[Call(file: "SpoolStore/Spool+Recovery.swift", function: "perform", text: recoveryFolders, target: folder)] =
                 "recovery's compaction, later in the same start, syncs every folder before it drops the records the repairs were planned from; a cut before it plans them again"
         }
         return list

@@ -44,7 +44,7 @@ final class SlicedRecoveryTests: XCTestCase {
     private func findings(_ spool: Spool, filesPerSlice: Int) throws -> (notes: [String], interrupted: [ItemID], other: Set<String>, slices: Int, most: Int) {
         var notes: [String] = [], interrupted: [ItemID] = [], other = Set<String>()
         var slices = 0, most = 0
-        try SpoolRecovery.inspect(spool: spool, filesPerSlice: filesPerSlice) { inspection in
+        try spool.inspectRecovery(filesPerSlice: filesPerSlice) { inspection in
             slices += 1
             most = max(most, inspection.plan.items.count)
             notes += inspection.plan.notes
