@@ -11,7 +11,9 @@
 //                   flock; pread, close and the one write loop on other descriptors); typed errors (Errno);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
-//                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails).
+//                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails),
+//                   start-up recovery's reading of the folders (a slice of ids at a time), setting
+//                   aside and repairs (Spool+Recovery; it says what it set aside, the engine logs it).
 //   SpoolTransport  the transport protocol; the tus layer (TusTransport drives TusUpload over either transport);
 //                   the S3 signing layer (S3MultipartAttempt drives S3MultipartUpload, signing each step);
 //                   the request body written once for every transport (RequestBody,
@@ -24,7 +26,8 @@
 //   SpoolCurlTransport  `--transport curl`: libcurl's driver of HTTPAttempt, its multi interface on its own thread,
 //                   through CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls;
 //                   libssl's message callback, which shows a server refusing the client certificate: TLSWatch).
-//   SpoolEngine     the daemon loop wiring core, store and transport together.
+//   SpoolEngine     the daemon loop wiring core, store and transport together; start-up recovery's
+//                   decisions (SpoolRecovery: plans, requeues or parks interrupted uploads, logs).
 //   SpoolClient     the library product: a Swift program's `enqueue` (the CLI's own code path) and
 //                   read-only `status`; it never uploads.
 //   ArgumentKit     our small command-line parser (no package dependencies allowed); from the same
