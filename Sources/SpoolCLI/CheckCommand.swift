@@ -93,31 +93,16 @@ struct CheckCommand: SpooldCommand {
             repaired = outcome.notes
             if outcome.requeued > 0 { repaired.append("\(outcome.requeued) interrupted upload(s) returned to pending/ (attempts kept)") }
             if outcome.failed > 0 { repaired.append("\(outcome.failed) interrupted upload(s) had used up their attempts: moved to failed/") }
-            repaired += try Self.setStraysAside(in: spool, now: context.clock.now())
+            // A daemon leaves the names that are no item's alone; --repair sets them aside.
+            for (stray, aside) in try spool.setStraysAside(now: context.clock.now()) {
+                repaired.append("\(stray) is not an item file: set it aside as \(aside)")
+            }
             let problems = try Self.problems(in: spool, daemonRuns: false, progress: CheckProgress.onTerminal())
             withExtendedLifetime(lock) {}
             return report(spool, problems: problems, repaired: repaired, context: context)
         }
         let problems = try Self.problems(in: spool, daemonRuns: SpoolLock.holder(of: spool) != nil, progress: CheckProgress.onTerminal())
         return report(spool, problems: problems, repaired: nil, context: context)
-    }
-
-    /// Moves every name in a state folder that is not an item file into corrupt/, as recovery does
-    /// with entries it cannot use: kept for the operator, never deleted. One the operator removed
-    /// meanwhile is a lost race, not an error.
-    static func setStraysAside(in spool: Spool, now: Timestamp) throws -> [String] {
-        var notes: [String] = []
-        for stray in try SpoolInventory.strays(in: spool) {
-            guard let slash = stray.firstIndex(of: "/"), let folder = SpoolFolder(rawValue: String(stray[..<slash])) else { continue }
-            let name = String(stray[stray.index(after: slash)...])
-            do {
-                let aside = try spool.setAside(name, in: folder, now: now)
-                notes.append("\(stray) is not an item file: set it aside as \(aside)")
-            } catch let error as SystemError where error.errno == .noSuchFileOrDirectory {
-                continue
-            }
-        }
-        return notes
     }
 
     /// Everything wrong with the spool as it is now; changes nothing. Read as a whole recovery

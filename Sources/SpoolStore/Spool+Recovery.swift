@@ -215,6 +215,24 @@ extension Spool {
         }
     }
 
+    /// Moves every name in a state folder that is not an item file into corrupt/ (`spoold check
+    /// --repair`; a daemon leaves them alone), as recovery does with entries it cannot use: kept
+    /// for the operator, never deleted. One the operator removed meanwhile is a lost race, not an
+    /// error. Returns each name (`<folder>/<name>`) with where it went.
+    public func setStraysAside(now: Timestamp) throws -> [(stray: String, aside: String)] {
+        var setAside: [(stray: String, aside: String)] = []
+        for stray in try SpoolInventory.strays(in: self) {
+            guard let slash = stray.firstIndex(of: "/"), let folder = SpoolFolder(rawValue: String(stray[..<slash])) else { continue }
+            let name = String(stray[stray.index(after: slash)...])
+            do {
+                setAside.append((stray, try self.setAside(name, in: folder, now: now)))
+            } catch let error as SystemError where error.errno == .noSuchFileOrDirectory {
+                continue
+            }
+        }
+        return setAside
+    }
+
     /// The name hint inside an id (`…-9f3ab2c1-photo.jpg` → `photo.jpg`), or the id itself.
     static func originalNameHint(_ id: ItemID) -> String {
         let parts = id.rawValue.split(separator: "-", maxSplits: 3)
