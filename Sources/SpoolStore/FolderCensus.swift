@@ -192,7 +192,7 @@ public struct FolderReading: Sendable {
 extension Spool {
     /// Every name in a folder, one at a time and without a copy (`FileSystem.forEachEntry`): a
     /// folder of a million names costs no memory.
-    public func forEachEntry(in folder: SpoolFolder, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool) throws {
+    func forEachEntry(in folder: SpoolFolder, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool) throws {
         try fs.forEachEntry(descriptor(folder), body)
     }
 

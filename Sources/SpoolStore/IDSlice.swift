@@ -2,13 +2,13 @@ import SpoolCore
 
 /// A range of ids, `[lower, upper)` by their bytes (nil: open), for reading a spool a slice at a time.
 public struct IDSlice: Equatable, Sendable {
-    public var lower: [UInt8]?
-    public var upper: [UInt8]?
+    var lower: [UInt8]?
+    var upper: [UInt8]?
 
     public static let all = IDSlice(lower: nil, upper: nil)
 
     /// The first slice also reads the names that are no item's (in tmp/, in the state folders).
-    public var isFirst: Bool { lower == nil }
+    var isFirst: Bool { lower == nil }
 
     func contains(_ id: UnsafeRawBufferPointer) -> Bool {
         if let lower, id.lexicographicallyPrecedes(lower) { return false }

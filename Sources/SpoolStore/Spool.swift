@@ -164,7 +164,7 @@ public final class Spool {
         return try readMetadata(named: name, in: SpoolFolder(location.state))
     }
 
-    public func readMetadata(named name: String, in folder: SpoolFolder) throws -> ItemMetadata {
+    func readMetadata(named name: String, in folder: SpoolFolder) throws -> ItemMetadata {
         let bytes = try readSmallFile(name, in: folder, limit: ItemMetadata.maximumEncodedSize)
         return try MetadataCodec.decode(bytes)
     }
@@ -760,24 +760,24 @@ public final class Spool {
     public func drainRemovals() throws { try reaper.drain() }
 
     /// fsyncs each folder once: the "group" in group commit.
-    public func syncFolders(_ folders: Set<SpoolFolder>, file: StaticString = #fileID, line: UInt = #line) throws {
+    func syncFolders(_ folders: Set<SpoolFolder>, file: StaticString = #fileID, line: UInt = #line) throws {
         for folder in SpoolFolder.allCases where folders.contains(folder) {
             try fs.sync(descriptor(folder), label: "\(path)/\(folder.rawValue)", at: SourceLocation(file: file, line: line))
         }
     }
 
     /// Removes a file from a folder (recovery of orphans, purge); a missing file is fine.
-    public func removeFile(_ name: String, in folder: SpoolFolder) throws {
+    func removeFile(_ name: String, in folder: SpoolFolder) throws {
         do { try fs.remove(name, in: descriptor(folder), isDirectory: false) } catch let e as SystemError where e.isNotFound {}
     }
 
     /// Renames one file between folders (recovery completing a split pair).
-    public func moveFile(_ name: String, from: SpoolFolder, to newName: String, in folder: SpoolFolder) throws {
+    func moveFile(_ name: String, from: SpoolFolder, to newName: String, in folder: SpoolFolder) throws {
         try fs.rename(name, in: descriptor(from), to: newName, in: descriptor(folder))
     }
 
     /// Writes a json for an item into a folder directly (recovery re-creating lost metadata).
-    public func writeMetadata(_ metadata: ItemMetadata, named name: String, in folder: SpoolFolder) throws {
+    func writeMetadata(_ metadata: ItemMetadata, named name: String, in folder: SpoolFolder) throws {
         try usingReserveWhenFull { _ = try stageMetadata(metadata, as: name, notBefore: nil) }
         try fs.rename(name, in: descriptor(.tmp), to: name, in: descriptor(folder))
     }
@@ -787,7 +787,7 @@ public final class Spool {
     /// deleted: bad state is set aside, never a reason to stop. Returns its new path in the spool.
     /// A missing entry (a lost race) throws ENOENT.
     @discardableResult
-    public func setAside(_ name: String, in folder: SpoolFolder, now: Timestamp) throws -> String {
+    func setAside(_ name: String, in folder: SpoolFolder, now: Timestamp) throws -> String {
         let corruptName = SpoolFolder.corruptFolderName
         do { try fs.makeDirectory(corruptName, in: root, mode: 0o700) } catch let e as SystemError where e.errno == .fileExists {}
         let corrupt: FileDescriptor

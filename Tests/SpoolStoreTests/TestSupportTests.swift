@@ -1,5 +1,6 @@
 import Glibc
 import SpoolCore
+@testable import SpoolStore
 import SpoolSystem
 import SpoolTestSupport
 import XCTest
