@@ -245,6 +245,31 @@ final class CheckTests: XCTestCase {
         XCTAssertEqual(spool.files(in: "corrupt").count, 3)
     }
 
+    /// What the spool's scan found at a start is logged by the engine: a name in inflight/ that is
+    /// no item's is left alone, and an entry that cannot be set aside (corrupt/ is a file) is left
+    /// where it is; neither stops the start.
+    func testEntriesTheStartCannotUse_areLogged_andLeftAlone() throws {
+        let spool = try TestSpool(self)
+        let ids = try enqueue(spool, count: 1)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: spool.path + "/inflight/notes.txt"))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: spool.path + "/corrupt"))
+        XCTAssertEqual(mkfifo(spool.path + "/tmp/pipe", 0o600), 0)
+        let receiver = UploadReceiver(script: .always(201))
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+
+        let drained = try SpooldProcess.run(["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0"])
+
+        XCTAssertEqual(drained.exitCode, 0, drained.stderr)
+        XCTAssertTrue(drained.stderr.contains(
+            "spoold warning: inflight/notes.txt is not an item file (expected <id>.a<N>.json/.blob); left alone"), drained.stderr)
+        XCTAssertTrue(drained.stderr.contains("spoold warning: tmp/pipe is not a regular file (fifo); could not set it aside ("), drained.stderr)
+        XCTAssertTrue(drained.stderr.contains("/corrupt is not a folder"), drained.stderr)
+        XCTAssertEqual(Set(receiver.requests.compactMap { $0.header("Idempotency-Key") }), Set(ids))
+        XCTAssertEqual(spool.files(in: "inflight"), ["notes.txt"])
+        XCTAssertEqual(spool.files(in: "tmp"), ["pipe"])
+    }
+
     func testCheck_noSpool_exits3() throws {
         let spool = try TestSpool(self)
         let result = try SpooldProcess.run(["check", "--spool", spool.root + "/nothing-here"])
