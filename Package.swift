@@ -13,7 +13,7 @@
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails),
 //                   start-up recovery's reading of the folders (a slice of ids at a time), setting
-//                   aside and repairs (Spool+Recovery; it says what it set aside, the engine logs it).
+//                   aside and repairs (Spool+Recovery; it tells what it set aside, the engine logs it).
 //   SpoolTransport  the transport protocol; the tus layer (TusTransport drives TusUpload over either transport);
 //                   the S3 signing layer (S3MultipartAttempt drives S3MultipartUpload, signing each step);
 //                   the request body written once for every transport (RequestBody,

@@ -79,13 +79,12 @@ public enum SpoolRecovery {
         var outcome = Outcome()
         var pendingCount = 0
         for slice in slices {
-            let scan = switch scope {
-            case .whole: try spool.recoveryScan(of: slice, now: now)
-            case .inFlight: try spool.inFlightRecoveryScan(lastRecords: opened.lastByItem, now: now)
+            let files = switch scope {
+            case .whole: try spool.recoveryScan(of: slice, now: now) { tell($0, log) }
+            case .inFlight: try spool.inFlightRecoveryScan(lastRecords: opened.lastByItem, now: now) { tell($0, log) }
             }
-            tell(scan.findings, log)
             let records = slices.count == 1 ? opened.lastByItem : opened.lastByItem.filter { slice.contains($0.key) }
-            let plan = RecoveryPlanner.plan(files: scan.files, lastRecords: records)
+            let plan = RecoveryPlanner.plan(files: files, lastRecords: records)
             for note in plan.notes { log.warning("recovery: \(note)") }
             try spool.perform(plan.repairs, now: now)
             outcome.repaired += plan.notes.count
@@ -93,7 +92,7 @@ public enum SpoolRecovery {
             switch scope {
             case .inFlight:
                 planned = plan.items
-                readInFlight = Set(scan.files.map(\.name.id)).union(opened.lastByItem.keys)
+                readInFlight = Set(files.map(\.name.id)).union(opened.lastByItem.keys)
             case .whole:
                 // Kept of a whole read: what recovery touched (the passes over pending/ read the rest).
                 let touched = Set(plan.repairs.map(SpoolRecovery.id(of:))).union(records.keys)
@@ -177,20 +176,18 @@ public enum SpoolRecovery {
         return outcome
     }
 
-    /// What the spool did with the entries that are no item's, told as warnings (the removal of
+    /// What the spool did with an entry that is no item's, told as a warning (the removal of
     /// tmp/'s strays, ours and unfinished, goes without a word).
-    static func tell(_ findings: [RecoveryScan.Finding], _ log: EventLog) {
-        for finding in findings {
-            switch finding {
-            case .tmpStray, .notRegular:
-                break
-            case .setAside(let name, let type, let aside):
-                log.warning("\(name) is not a regular file (\(type)); set it aside as \(aside)")
-            case .notSetAside(let name, let type, let reason):
-                log.warning("\(name) is not a regular file (\(type)); could not set it aside (\(reason)); left alone")
-            case .notAnItemFile(let name):
-                log.warning("\(name) is not an item file (expected <id>.a<N>.json/.blob); left alone")
-            }
+    static func tell(_ finding: RecoveryFinding, _ log: EventLog) {
+        switch finding {
+        case .tmpStray, .notRegular:
+            break
+        case .setAside(let name, let type, let aside):
+            log.warning("\(name) is not a regular file (\(type)); set it aside as \(aside)")
+        case .notSetAside(let name, let type, let reason):
+            log.warning("\(name) is not a regular file (\(type)); could not set it aside (\(reason)); left alone")
+        case .notAnItemFile(let name):
+            log.warning("\(name) is not an item file (expected <id>.a<N>.json/.blob); left alone")
         }
     }
 

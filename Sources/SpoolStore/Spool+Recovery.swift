@@ -15,14 +15,19 @@ extension Spool {
     /// slice, the names that are no item's), read name by name: a spool read a slice at a time
     /// holds one slice of it. Non-item names in tmp/ are removed (they are ours and unfinished);
     /// entries that are not regular files where item files belong (a folder named like an item's
-    /// json, a FIFO in tmp/) are set aside in `SPOOL/corrupt/`. `now` names what is set aside.
-    public func recoveryScan(of slice: IDSlice = .all, now: Timestamp) throws -> RecoveryScan {
-        try recoveryScan(of: slice, repairing: true, now: now)
+    /// json, a FIFO in tmp/) are set aside in `SPOOL/corrupt/`. `now` names what is set aside;
+    /// `found` is told each entry that is no item's and what became of it, as it happens.
+    public func recoveryScan(
+        of slice: IDSlice = .all, now: Timestamp, found: (RecoveryFinding) -> Void
+    ) throws -> [RecoveryPlanner.FoundFile] {
+        try recoveryScan(of: slice, repairing: true, now: now, found: found)
     }
 
     /// `recoveryScan`; with `repairing` false nothing is changed: the names are only found.
-    func recoveryScan(of slice: IDSlice, repairing: Bool, now: Timestamp) throws -> RecoveryScan {
-        var scan = RecoveryScan()
+    func recoveryScan(
+        of slice: IDSlice, repairing: Bool, now: Timestamp, found: (RecoveryFinding) -> Void
+    ) throws -> [RecoveryPlanner.FoundFile] {
+        var files: [RecoveryPlanner.FoundFile] = []
         for folder in [SpoolFolder.pending, .inflight, .failed, .done, .tmp] {
             try forEachEntry(in: folder) { entry, type in
                 if let shape = ItemFileName.shape(of: entry) {
@@ -30,11 +35,11 @@ extension Spool {
                 } else if !slice.isFirst {
                     return true  // no item's: the first slice sees it
                 }
-                consider(String(decoding: entry, as: UTF8.self), type, in: folder, repairing: repairing, now: now, scan: &scan)
+                consider(String(decoding: entry, as: UTF8.self), type, in: folder, repairing: repairing, now: now, files: &files, found: found)
                 return true
             }
         }
-        return scan
+        return files
     }
 
     /// Slices of the ids in the spool, each holding about `filesPerSlice` item files, in id order:
@@ -84,19 +89,21 @@ extension Spool {
     /// whose renames were lost sits one attempt below the record after it). An item nothing names
     /// is a whole pair where it sits: the pass over pending/ reads it, and `spoold check` reads
     /// everything. So a start costs the same whatever the queue holds. Entries that are no item's
-    /// are handled as `recoveryScan` does.
-    public func inFlightRecoveryScan(lastRecords: [ItemID: IndexRecord], now: Timestamp) throws -> RecoveryScan {
-        var scan = RecoveryScan()
+    /// are handled, and told to `found`, as `recoveryScan` does.
+    public func inFlightRecoveryScan(
+        lastRecords: [ItemID: IndexRecord], now: Timestamp, found: (RecoveryFinding) -> Void
+    ) throws -> [RecoveryPlanner.FoundFile] {
+        var files: [RecoveryPlanner.FoundFile] = []
         for folder in [SpoolFolder.inflight, .tmp] {
             for entry in try list(folder) {
-                consider(entry.name, entry.type, in: folder, repairing: true, now: now, scan: &scan)
+                consider(entry.name, entry.type, in: folder, repairing: true, now: now, files: &files, found: found)
             }
         }
         var attempts: [ItemID: Set<Int>] = [:]
         for (id, record) in lastRecords {
             for location in [record.from, record.to].compactMap({ $0 }) { attempts[id, default: []].insert(location.attempt) }
         }
-        for file in scan.files { attempts[file.name.id, default: []].insert(file.name.attempt) }
+        for file in files { attempts[file.name.id, default: []].insert(file.name.attempt) }
         for (id, known) in attempts.sorted(by: { $0.key < $1.key }) {
             let probed = Set(known.flatMap { [$0 - 1, $0, $0 + 1] }).filter { (0...ItemFileName.maximumAttempt).contains($0) }
             for folder in [SpoolFolder.pending, .failed, .done] {
@@ -104,21 +111,21 @@ extension Spool {
                     for kind in [ItemFileName.Kind.json, .blob] {
                         let name = ItemFileName(id: id, attempt: attempt, kind: kind).description
                         guard let status = try? self.status(of: name, in: folder) else { continue }
-                        consider(name, status.type, in: folder, repairing: true, now: now, scan: &scan)
+                        consider(name, status.type, in: folder, repairing: true, now: now, files: &files, found: found)
                     }
                 }
             }
         }
-        return scan
+        return files
     }
 
     /// One entry of a folder: an item file is found; an entry named like one (or anything in
     /// tmp/) that is not a regular file is set aside in `SPOOL/corrupt/`; other names in tmp/ are
-    /// removed (ours and unfinished). With `repairing` false nothing is changed: those names are
-    /// only found.
+    /// removed (ours and unfinished); `found` is told each. With `repairing` false nothing is
+    /// changed: those names are only found.
     private func consider(
         _ entryName: String, _ entryType: FileStatus.FileType, in folder: SpoolFolder, repairing: Bool, now: Timestamp,
-        scan: inout RecoveryScan
+        files: inout [RecoveryPlanner.FoundFile], found: (RecoveryFinding) -> Void
     ) {
         let name = ItemFileName(parsing: entryName)
         // Only a name that matters is stat'ed where readdir did not say (d_type unknown).
@@ -132,25 +139,25 @@ extension Spool {
             // cut by a power loss before that (a recovery's own rewrite, say): it vouches for
             // nothing, and taking it over the item's blob would park the item in failed/.
             if repairing { try? removeFile(entryName, in: .tmp) }
-            scan.findings.append(.tmpStray("tmp/\(entryName)"))
+            found(.tmpStray("tmp/\(entryName)"))
         } else if let name, type == .regular {
-            scan.files.append(.init(folder == .tmp ? .tmp : .state(folder.state!), name))
+            files.append(.init(folder == .tmp ? .tmp : .state(folder.state!), name))
         } else if name != nil || (folder == .tmp && type != .regular) {
             // Unusable, and not ours to delete: one such entry must not stop every start.
             let label = "\(folder.rawValue)/\(entryName)"
-            guard repairing else { scan.findings.append(.notRegular(label, type)); return }
+            guard repairing else { return found(.notRegular(label, type)) }
             do {
-                scan.findings.append(.setAside(label, type, aside: try setAside(entryName, in: folder, now: now)))
+                found(.setAside(label, type, aside: try setAside(entryName, in: folder, now: now)))
             } catch let error as SystemError where error.isNotFound {
             } catch {
                 // Not an item either way; never a reason to stop (a full disk, a read-only corrupt/).
-                scan.findings.append(.notSetAside(label, type, reason: "\(error)"))
+                found(.notSetAside(label, type, reason: "\(error)"))
             }
         } else if folder == .tmp {
             if repairing { try? removeFile(entryName, in: .tmp) }
-            scan.findings.append(.tmpStray("tmp/\(entryName)"))
+            found(.tmpStray("tmp/\(entryName)"))
         } else if !entryName.hasPrefix(".") {
-            scan.findings.append(.notAnItemFile("\(folder.rawValue)/\(entryName)"))
+            found(.notAnItemFile("\(folder.rawValue)/\(entryName)"))
         }
     }
 
@@ -204,14 +211,22 @@ extension Spool {
         let slices = try recoverySlices(filesPerSlice: filesPerSlice)
         for (number, slice) in slices.enumerated() {
             progress?(number, slices.count)
-            let scan = try recoveryScan(of: slice, repairing: false, now: Timestamp(millisecondsSinceEpoch: 0))
+            var tmpStrays: [String] = []
+            var notRegular: [String] = []
+            let files = try recoveryScan(of: slice, repairing: false, now: Timestamp(millisecondsSinceEpoch: 0)) {
+                switch $0 {
+                case .tmpStray(let name): tmpStrays.append(name)
+                case .notRegular(let name, _): notRegular.append(name)
+                case .setAside, .notSetAside, .notAnItemFile: break
+                }
+            }
             let records = slices.count == 1 ? index.lastByItem : index.lastByItem.filter { slice.contains($0.key) }
-            let plan = RecoveryPlanner.plan(files: scan.files, lastRecords: records)
+            let plan = RecoveryPlanner.plan(files: files, lastRecords: records)
             var interrupted: [ItemID: ItemLocation] = [:]
             for (id, location) in plan.items where location.state == .inflight { interrupted[id] = location }
             try body(RecoveryInspection(
                 indexDamage: index.damage, indexIsRegularFile: index.isRegularFile, plan: plan, interrupted: interrupted,
-                tmpStrays: scan.tmpStrays, notRegular: scan.notRegular))
+                tmpStrays: tmpStrays, notRegular: notRegular))
         }
     }
 

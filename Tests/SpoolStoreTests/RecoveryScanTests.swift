@@ -38,22 +38,23 @@ final class RecoveryScanTests: XCTestCase {
         let fs = RecordingFileSystem()
         let spool = try temp.open(fs: fs)
         fs.resetLog()
-        let scan = try spool.inFlightRecoveryScan(
+        var findings: [RecoveryFinding] = []
+        let files = try spool.inFlightRecoveryScan(
             lastRecords: [y: IndexRecord(.fail, y, from: ItemLocation(.inflight, attempt: 2), to: ItemLocation(.failed, attempt: 2))],
-            now: now)
+            now: now) { findings.append($0) }
 
         XCTAssertEqual(Set(fs.calls(.list).map(\.name)), ["inflight", "tmp"], "pending/ (the queue) is not read")
         let probed = fs.calls(.fstatat).map(\.name)
         XCTAssertEqual(probed.filter { !$0.hasPrefix(x.rawValue) && !$0.hasPrefix(y.rawValue) }, [], "only the items named are probed")
         XCTAssertEqual(probed.count, 2 * 3 * 3 * 2, "two items, three folders, three attempts each, json and blob")
-        XCTAssertEqual(Set(scan.files), [
+        XCTAssertEqual(Set(files), [
             .init(.state(.inflight), ItemFileName(id: x, attempt: 1, kind: .json)),
             .init(.state(.inflight), ItemFileName(id: x, attempt: 1, kind: .blob)),
             .init(.state(.pending), ItemFileName(id: x, attempt: 0, kind: .json)),
             .init(.state(.failed), ItemFileName(id: y, attempt: 2, kind: .json)),
             .init(.state(.failed), ItemFileName(id: y, attempt: 2, kind: .blob)),
         ])
-        XCTAssertEqual(scan.findings, [])
+        XCTAssertEqual(findings, [])
     }
 
     /// Entries that are no item's: an inspection names them and changes nothing; a scan sets aside
@@ -83,14 +84,15 @@ final class RecoveryScanTests: XCTestCase {
         XCTAssertEqual(temp.names(in: .tmp), [torn, "junk", "pipe"].sorted(), "an inspection changes nothing")
         XCTAssertFalse(temp.rootNames().contains(SpoolFolder.corruptFolderName))
 
-        let scan = try spool.recoveryScan(now: now)
-        XCTAssertEqual(Set(scan.files), [
+        var findings: [RecoveryFinding] = []
+        let files = try spool.recoveryScan(now: now) { findings.append($0) }
+        XCTAssertEqual(Set(files), [
             .init(.state(.pending), ItemFileName(id: wholeID, attempt: 0, kind: .json)),
             .init(.state(.pending), ItemFileName(id: wholeID, attempt: 0, kind: .blob)),
         ])
         var setAside: [String: String] = [:]
-        var other: [RecoveryScan.Finding] = []
-        for finding in scan.findings {
+        var other: [RecoveryFinding] = []
+        for finding in findings {
             if case .setAside(let name, _, let aside) = finding { setAside[name] = aside } else { other.append(finding) }
         }
         XCTAssertEqual(Set(setAside.keys), ["pending/\(folderName)", "tmp/pipe"])
@@ -99,10 +101,10 @@ final class RecoveryScanTests: XCTestCase {
             XCTAssertTrue(temp.rootNames().contains("corrupt"))
             XCTAssertEqual(access("\(temp.spoolPath)/\(aside)", F_OK), 0, "\(aside) is where the spool said")
         }
-        XCTAssertTrue(scan.findings.contains(.setAside("tmp/pipe", .fifo, aside: setAside["tmp/pipe"]!)))
-        XCTAssertTrue(scan.findings.contains(.setAside("pending/\(folderName)", .directory, aside: setAside["pending/\(folderName)"]!)))
+        XCTAssertTrue(findings.contains(.setAside("tmp/pipe", .fifo, aside: setAside["tmp/pipe"]!)))
+        XCTAssertTrue(findings.contains(.setAside("pending/\(folderName)", .directory, aside: setAside["pending/\(folderName)"]!)))
         XCTAssertEqual(other.count, 3)
-        XCTAssertEqual(Set(scan.tmpStrays), ["tmp/junk", "tmp/\(torn)"])
+        XCTAssertEqual(Set(other.filter { if case .tmpStray = $0 { true } else { false } }), [.tmpStray("tmp/junk"), .tmpStray("tmp/\(torn)")])
         XCTAssertTrue(other.contains(.notAnItemFile("pending/notes.txt")))
         XCTAssertEqual(temp.names(in: .tmp), [], "strays in tmp/ are removed")
         XCTAssertEqual(temp.names(in: .pending), [".hidden", ItemFileName(id: wholeID, attempt: 0, kind: .blob).description,
@@ -115,9 +117,10 @@ final class RecoveryScanTests: XCTestCase {
         let spool = try temp.open()
         try temp.write([1], atPath: "\(temp.spoolPath)/\(SpoolFolder.corruptFolderName)")
         XCTAssertEqual(mkfifo(temp.path(.tmp, "pipe"), 0o600), 0)
-        let scan = try spool.recoveryScan(now: now)
-        guard scan.findings.count == 1, case .notSetAside("tmp/pipe", .fifo, let reason) = scan.findings[0] else {
-            return XCTFail("\(scan.findings)")
+        var findings: [RecoveryFinding] = []
+        _ = try spool.recoveryScan(now: now) { findings.append($0) }
+        guard findings.count == 1, case .notSetAside("tmp/pipe", .fifo, let reason) = findings[0] else {
+            return XCTFail("\(findings)")
         }
         XCTAssertTrue(reason.contains(SpoolFolder.corruptFolderName), reason)
         XCTAssertEqual(temp.names(in: .tmp), ["pipe"])
