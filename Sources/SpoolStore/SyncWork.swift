@@ -13,6 +13,9 @@ public struct SyncWork: Sendable {
         case sync(FileDescriptor, label: String, site: SourceLocation, owned: Bool)
         /// `syncfs(2)` of the file system holding `fd` (the spool's root).
         case fileSystem(FileDescriptor, label: String, site: SourceLocation)
+        /// `fsync(2)` of a descriptor its owner may let go of meanwhile (a part log that starts
+        /// over): the work keeps it open until it is made or dropped.
+        case shared(SharedDescriptor, label: String, site: SourceLocation)
     }
 
     let fs: any FileSystem
@@ -27,6 +30,7 @@ public struct SyncWork: Sendable {
             switch call {
             case .sync(let fd, let label, let site, _): try fs.sync(fd, label: label, at: site)
             case .fileSystem(let fd, let label, let site): try fs.syncFileSystem(fd, label: label, at: site)
+            case .shared(let shared, let label, let site): try fs.sync(shared.fd, label: label, at: site)
             }
         }
     }
@@ -48,9 +52,12 @@ public struct SyncWork: Sendable {
         guard let first = works.first else { return nil }
         var calls: [Call] = []
         var synced = Set<Int32>()
+        var syncedShared = Set<ObjectIdentifier>()
         var syncedFileSystem = false
         for call in works.lazy.flatMap(\.calls) {
             switch call {
+            case .shared(let shared, _, _):
+                if !syncedShared.insert(ObjectIdentifier(shared)).inserted { continue }
             case .sync(let fd, _, _, let owned):
                 // A descriptor handed over (a staged json) is its step's own: never shared.
                 if !owned && !synced.insert(fd.rawValue).inserted { continue }
@@ -62,4 +69,16 @@ public struct SyncWork: Sendable {
         }
         return SyncWork(fs: first.fs, calls: calls)
     }
+}
+
+/// A descriptor shared by its owner and the syncs handed over for it (`SyncWork.Call.shared`):
+/// closed once the last of them lets go, so a sync made late never reaches a descriptor number
+/// that was closed and given to another file meanwhile.
+public final class SharedDescriptor: Sendable {
+    let fd: FileDescriptor
+    private let fs: any FileSystem
+
+    init(_ fd: FileDescriptor, fs: any FileSystem) { (self.fd, self.fs) = (fd, fs) }
+
+    deinit { fs.close(fd) }
 }
