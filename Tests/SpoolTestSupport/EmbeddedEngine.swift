@@ -34,13 +34,15 @@ public final class EmbeddedEngine {
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
         observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil,
         transport: ScriptedTransport? = nil, runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
-        syncs: SyncThread = .loop
+        syncs: SyncThread = .loop, wrapping: ((ScriptedTransport) -> any UploadTransport)? = nil
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
         self.transport = transport ?? ScriptedTransport(clock: clock)
+        // `wrapping`: a layer of the real transport over the scripted one (an S3 driver, whose
+        // requests the test answers).
         engine = try Engine(
-            spool: spool, transport: self.transport, clock: clock, configuration: configuration,
+            spool: spool, transport: wrapping?(self.transport) ?? self.transport, clock: clock, configuration: configuration,
             log: EventLog(minimumLevel: .error, clock: { clock.now() }), processTag: 7, events: events,
             residentKiB: residentKiB, runPass: runPass, syncs: syncs)
         for observer in observers { engine.observers.add(observer) }

@@ -56,7 +56,7 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
             return answer
         }
         if let scripted {
-            request.body.close()
+            if request.ownsBody { request.body.close() }
             completion(scripted)
         }
     }
@@ -75,7 +75,8 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
     /// Answers the oldest waiting request.
     public func answerNext(_ outcome: UploadOutcome) throws {
         guard let next = lock.withLock({ waiting.isEmpty ? nil : waiting.removeFirst() }) else { throw NothingWaiting() }
-        next.request.body.close()
+        // The parts of an S3 upload share the blob, which their attempt closes once.
+        if next.request.ownsBody { next.request.body.close() }
         next.completion(outcome)
     }
 
@@ -88,7 +89,7 @@ public final class ScriptedTransport: UploadTransport, @unchecked Sendable {
             return waiting
         }
         for request in all {
-            request.request.body.close()
+            if request.request.ownsBody { request.request.body.close() }
             request.completion(.cancelled)
         }
     }
