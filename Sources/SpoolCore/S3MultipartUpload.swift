@@ -1,6 +1,6 @@
 /// One attempt of one item's S3 multipart upload, as a state machine: the driver
 /// (`S3MultipartAttempt` in SpoolTransport) sends each request the returned actions ask for,
-/// reports how it ended (`answered`), performs the records (`recorded`, `recordFailed`), and does
+/// reports how it ended (`answered`), has the daemon perform the records (`recorded`, `recordRefused`), and does
 /// what the next actions say. Pure: nothing here does I/O, signs or hashes.
 ///
 /// - A log for this blob and object: ListParts (every page) checks that the upload still exists.
@@ -76,12 +76,10 @@ public struct S3MultipartUpload: Sendable {
         case headObject
     }
 
-    /// A record the driver makes durable in the item's part log.
+    /// A record the driver has the daemon make durable in the item's part log (`PartRecorder`).
     public enum Record: Equatable, Sendable {
         case uploadID
         case part(Int)
-        /// The old upload's abort, owed (`StartOver.owesAbort`).
-        case owedAbort
     }
 
     /// What the driver does next. An event may return several (parts go up together), in order.
@@ -95,9 +93,9 @@ public struct S3MultipartUpload: Sendable {
         case listParts(marker: Int)
         /// UploadPart `number`: `length` bytes of the blob from `offset`; report `.part(number)`.
         case sendPart(Int, offset: Int64, length: Int64)
-        /// Record the new upload durably; report `recorded(.uploadID)` or `recordFailed`.
+        /// Record the new upload durably; report `recorded(.uploadID)` or `recordRefused`.
         case recordUploadID(PartLogCodec.State)
-        /// Record the part's ETag durably; report `recorded(.part(n))` or `recordFailed`.
+        /// Record the part's ETag durably; report `recorded(.part(n))` or `recordRefused`.
         case recordPart(Int, etag: String)
         /// CompleteMultipartUpload with every part's ETag in part order; report `.complete`.
         case complete(etags: [String])
@@ -145,6 +143,11 @@ public struct S3MultipartUpload: Sendable {
             .startedOver(.init(
                 reason: reason, detail: detail, oldUploadID: old?.uploadID ?? "", discardedParts: discardedParts,
                 discardedBytes: discardedBytes))
+        }
+
+        /// What the item's part log records of it (`PartRecord.startOver`).
+        public var record: StartOverRecord {
+            StartOverRecord(owing: owesAbort ? old.map { .s3($0) } : nil, note: note)
         }
     }
 
@@ -265,18 +268,17 @@ public struct S3MultipartUpload: Sendable {
         }
     }
 
-    /// A record that could not be made: a record too long for the log is the store's answer at
-    /// fault (retryable); anything else is the spool failing, which stops the daemon.
-    public mutating func recordFailed(_ record: Record, _ error: any Error) -> [Action] {
+    /// A record the part log refused (too long for its format): the store's answer at fault,
+    /// ruled retryable. (A record the spool could not make durable gets no answer: the daemon
+    /// stops and cancels the attempt.)
+    public mutating func recordRefused(_ record: Record, _ refusal: PartJournalRefusal) -> [Action] {
         switch (record, state) {
         case (.uploadID, .recordingUploadID(let answer)):
             // Unrecorded, the upload could never be resumed: aborted.
-            return fail(S3MultipartUpload.journalFailure(error, what: "the multipart upload", answer: answer), abortUpload: true)
+            return fail(S3MultipartUpload.journalRefused(refusal, what: "the multipart upload", answer: answer), abortUpload: true)
         case (.part(let number), .sendingParts):
             guard let part = unrecorded.removeValue(forKey: number) else { return [] }
-            return fail(S3MultipartUpload.journalFailure(error, what: "part \(number)", answer: part.answer))
-        case (.owedAbort, .startingOver):
-            return fail(.spoolFailure("cannot record the abort of the old upload in the spool's part log: \(error)"))
+            return fail(S3MultipartUpload.journalRefused(refusal, what: "part \(number)", answer: part.answer))
         default:
             return []
         }
@@ -592,7 +594,7 @@ public struct S3MultipartUpload: Sendable {
         case gone(UploadOutcome)
         /// Any other answer, or none.
         case other(UploadOutcome)
-        /// Ends the attempt as it is: cancelled, refused, the spool failing.
+        /// Ends the attempt as it is: cancelled or refused.
         case end(UploadOutcome)
     }
 
@@ -603,7 +605,7 @@ public struct S3MultipartUpload: Sendable {
         case .answered(let answer) where goneApplies && saysGone(status: answer.status, code: S3ErrorClassifier.errorCode(in: answer.excerpt)):
             return .gone(outcome)
         case .answered, .failed: return .other(outcome)
-        case .refused, .spoolFailure: return .end(outcome.withoutBody)
+        case .refused: return .end(outcome.withoutBody)
         }
     }
 
@@ -613,18 +615,15 @@ public struct S3MultipartUpload: Sendable {
         switch outcome {
         case .answered(let answer): answer.status >= 500
         case .failed(let failure): !failure.beforeSending
-        case .refused, .cancelled, .spoolFailure: false
+        case .refused, .cancelled: false
         }
     }
 
-    /// The outcome of a part-log write that threw after `answer`: a record too long for the log is
-    /// the store's doing (its answer ruled retryable, like any answer spoold cannot use); anything
-    /// else is the spool failing, which stops the daemon, never a retry that trusts a second fsync.
-    public static func journalFailure(_ error: any Error, what: String, answer: HTTPAnswer) -> UploadOutcome {
-        if let refusal = error as? PartJournalRefusal {
-            return .answered(answer.ruled(.retryable, because: "cannot record \(what): \(refusal)"))
-        }
-        return .spoolFailure("cannot record \(what) in the spool's part log: \(error)")
+    /// The outcome of a record the part log refused after `answer` (too long for its format): the
+    /// store's doing, its answer ruled retryable like any answer spoold cannot use. (The spool
+    /// failing to record is the daemon's failure: it stops, never a retry that trusts a second fsync.)
+    public static func journalRefused(_ refusal: PartJournalRefusal, what: String, answer: HTTPAnswer) -> UploadOutcome {
+        .answered(answer.ruled(.retryable, because: "cannot record \(what): \(refusal)"))
     }
 
     /// The store's way of saying an upload, or a part of it, is not there (any more).

@@ -74,6 +74,15 @@ public struct TusUpload: Sendable {
         public init(reason: MultipartNote.StartOver.Reason, detail: String, old: TusUploadRecord, discardedBytes: Int64, stillExists: Bool) {
             (self.reason, self.detail, self.old, self.discardedBytes, self.stillExists) = (reason, detail, old, discardedBytes, stillExists)
         }
+
+        /// What the daemon is told.
+        public var note: MultipartNote {
+            .startedOver(.init(
+                reason: reason, detail: detail, oldUploadID: old.uploadURL, discardedParts: 0, discardedBytes: discardedBytes, isTus: true))
+        }
+
+        /// What the item's part log records of it (`PartRecord.startOver`).
+        public var record: StartOverRecord { StartOverRecord(owing: stillExists ? .tus(old) : nil, note: note) }
     }
 
     /// Resyncs (a HEAD after a conflict, a checksum mismatch or a PATCH without an answer) per attempt.
@@ -270,7 +279,7 @@ public struct TusUpload: Sendable {
             return resync(url, after: outcome)
         case .failed:
             return resync(url, after: outcome)
-        case .answered, .refused, .cancelled, .spoolFailure:
+        case .answered, .refused, .cancelled:
             return fail(outcome)
         }
     }

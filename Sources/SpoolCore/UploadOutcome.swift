@@ -1,5 +1,5 @@
 /// How one upload attempt (or one request of an S3 upload) ended, as the transport reports it:
-/// one of five ways, each with only what that way has. Its class (`class`) follows from which.
+/// one of four ways, each with only what that way has. Its class (`class`) follows from which.
 public enum UploadOutcome: Equatable, Sendable {
     /// The server answered: its status, the headers spoold keeps, the answer's first bytes.
     case answered(HTTPAnswer)
@@ -11,9 +11,6 @@ public enum UploadOutcome: Equatable, Sendable {
     /// Cancelled on request (`UploadTransport.cancelAll`, a second stop): no verdict on the item,
     /// so the engine hands the attempt back.
     case cancelled
-    /// The spool could not make the attempt's progress durable (a part log's write or fsync
-    /// failed): no answer about the item may be acknowledged, and the daemon stops.
-    case spoolFailure(String)
 
     /// How the engine treats an outcome.
     public enum Class: String, Sendable, CaseIterable {
@@ -58,7 +55,7 @@ public enum UploadOutcome: Equatable, Sendable {
         case .failed(let failure): failure.kind == .tlsRefused ? .configuration : failure.beforeSending ? .outage : .retryable
         case .refused: .final
         // No verdict; counted like a network error where the engine does not hand it back.
-        case .cancelled, .spoolFailure: .retryable
+        case .cancelled: .retryable
         }
     }
 
@@ -73,7 +70,7 @@ public enum UploadOutcome: Equatable, Sendable {
         switch self {
         case .answered(let answer): answer.status
         case .refused(let refusal): refusal.status
-        case .failed, .cancelled, .spoolFailure: nil
+        case .failed, .cancelled: nil
         }
     }
 
@@ -82,7 +79,7 @@ public enum UploadOutcome: Equatable, Sendable {
         switch self {
         case .answered(let answer): answer.excerpt
         case .refused(let refusal): refusal.excerpt
-        case .failed, .cancelled, .spoolFailure: nil
+        case .failed, .cancelled: nil
         }
     }
 
@@ -98,7 +95,6 @@ public enum UploadOutcome: Equatable, Sendable {
         case .failed(let failure): failure.text
         case .refused(let refusal): refusal.status.map { "HTTP \($0): \(refusal.reason)" } ?? refusal.reason
         case .cancelled: "cancelled"
-        case .spoolFailure(let reason): reason
         }
     }
 
@@ -110,7 +106,6 @@ public enum UploadOutcome: Equatable, Sendable {
         case .failed(let failure): failure.text
         case .refused(let refusal): refusal.reason
         case .cancelled: "cancelled"
-        case .spoolFailure(let reason): reason
         }
     }
 
@@ -122,7 +117,6 @@ public enum UploadOutcome: Equatable, Sendable {
         case .failed(let failure): failure.kind.rawValue
         case .refused(let refusal): refusal.code.rawValue
         case .cancelled: "cancelled"
-        case .spoolFailure: "spool_failure"
         }
     }
 
@@ -149,8 +143,6 @@ public enum UploadOutcome: Equatable, Sendable {
             return .refused(refusal)
         case .cancelled:
             return self
-        case .spoolFailure(let reason):
-            return .spoolFailure(transform(reason))
         }
     }
 }

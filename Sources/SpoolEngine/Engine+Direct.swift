@@ -80,10 +80,10 @@ extension Engine {
     /// the spool's background thread, then their part logs, which sync every record after that.
     func makeLongDirectUploadsDurable(now: Timestamp) {
         for (id, upload) in uploads {
-            guard case .deferredPartLog(let partLog, let by) = upload.progress, by <= now else { continue }
-            uploads[id]?.progress = .partLog
+            guard case .deferredPartLog(let recorder, let by) = upload.progress, by <= now else { continue }
+            uploads[id]?.progress = .partLog(recorder)
             log.debug("making the direct upload of \(id) durable: under way for \(formatSeconds(configuration.directDurableSeconds))")
-            spool.makeDirectUploadDurable(id, partLog: partLog)
+            spool.makeDirectUploadDurable(id, partLog: recorder.log)
         }
     }
 

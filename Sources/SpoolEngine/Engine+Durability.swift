@@ -9,7 +9,8 @@ import SpoolStore
 ///
 /// Until then a finished item is *being recorded* (`recording`): not claimable, not given back
 /// to disk, not dropped to make room, in memory once; a requeued one joins the due queue only
-/// when its commit is done. Syncs are made in the order they were handed over; a failed one
+/// when its commit is done. The part logs' records hand their syncs to the same worker
+/// (`Engine+Records`). Syncs are made in the order they were handed over; a failed one
 /// stops the daemon at the next step, with nothing more acknowledged; compaction, a stop, a
 /// drain and `--exit-when-idle` wait for the commits in flight.
 extension Engine {
@@ -55,7 +56,7 @@ extension Engine {
     func advanceCommits(now: Timestamp) throws {
         if let failure = durability.failure {
             transport.cancelAll()
-            throw failure
+            throw recordNotMade(failure) ?? failure
         }
         var i = 0
         while i < commits.count {
@@ -70,6 +71,7 @@ extension Engine {
             let done = commits.remove(at: i)
             try recorded(done.round, results: done.commit.results, now: now)
         }
+        advanceRecords(now: now)
     }
 
     /// A round's finished items are durable where they went: they leave `recording` (a requeued
@@ -109,11 +111,14 @@ extension Engine {
     /// every `commitLookSeconds`. A sync made while the loop was deciding this is seen here, not
     /// missed.
     func nextCommitLook(now: Timestamp, wake: Timestamp) -> Timestamp {
-        guard !commits.isEmpty else { return wake }
+        guard !commits.isEmpty || !records.isEmpty else { return wake }
         let slotsBusy = summary.stop == nil && uploads.count >= configuration.concurrency
-        durability.loopWaits(wantingWake: !slotsBusy)
-        if commits.contains(where: { durability.isMade($0.ticket) }) { return now }
-        return slotsBusy ? min(wake, now.adding(seconds: Engine.commitLookSeconds)) : wake
+        // A part-log record is waited for by its upload: its sync always wakes the loop.
+        durability.loopWaits(wantingWake: !slotsBusy || !records.isEmpty)
+        if commits.contains(where: { durability.isMade($0.ticket) }) || records.contains(where: { durability.isMade($0.ticket) }) {
+            return now
+        }
+        return slotsBusy && records.isEmpty ? min(wake, now.adding(seconds: Engine.commitLookSeconds)) : wake
     }
 
     /// Waits for the commits in flight to be done (compaction needs every record complete).

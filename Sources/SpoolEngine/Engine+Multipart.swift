@@ -7,17 +7,24 @@ import SpoolTransport
 /// (`AbortSchedule`, recorded in `SPOOL/parts/aborts.log`), sent and sent again until the store
 /// confirms them.
 extension Engine {
-    func takeReports(_ reports: [TransportReport], now: Timestamp) {
+    func takeReports(_ reports: [TransportReport], now: Timestamp, into round: inout Round) {
         for report in reports {
             switch report {
             case .multipart(let id, let note):
-                say(note, of: id)
-                if case .abortOwed(let abort) = note { aborts.add(abort, now: now) }
-                observers.multipartNoted(id, note)
+                noteMultipart(id, note, now: now)
             case .abortEnded(let abort, let outcome):
                 abortEnded(abort, outcome, now: now)
+            case .record(let request):
+                performRecord(request, now: now, into: &round)
             }
         }
+    }
+
+    /// Says `note` of `id`'s upload, tells the observers, and schedules an abort it owes.
+    func noteMultipart(_ id: ItemID, _ note: MultipartNote, now: Timestamp) {
+        say(note, of: id)
+        if case .abortOwed(let abort) = note { aborts.add(abort, now: now) }
+        observers.multipartNoted(id, note)
     }
 
     private func say(_ note: MultipartNote, of id: ItemID) {

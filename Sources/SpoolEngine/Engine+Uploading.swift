@@ -124,14 +124,14 @@ extension Engine {
         if configuration.tusUploads || configuration.multipartThreshold.map({ metadata.size > $0 }) == true {
             // Progress that outlives the attempt: an S3 multipart upload's parts, a tus upload's URL.
             let direct = items[id]?.take == .direct
-            let log = spool.partLogs.log(for: id, syncDeferred: direct)
-            if configuration.tusUploads { request.tusJournal = log } else { request.partJournal = log }
+            let recorder = UploadRecorder(log: spool.partLogs.log(for: id, syncDeferred: direct), events: events)
+            request.partRecorder = recorder
             let events = self.events
             request.multipartNotes = { note in events.report(.multipart(id, note)) }
             if direct, let startedAt = uploads[id]?.startedAt {
-                uploads[id]?.progress = .deferredPartLog(log, durableBy: startedAt.adding(seconds: configuration.directDurableSeconds))
+                uploads[id]?.progress = .deferredPartLog(recorder, durableBy: startedAt.adding(seconds: configuration.directDurableSeconds))
             } else {
-                uploads[id]?.progress = .partLog
+                uploads[id]?.progress = .partLog(recorder)
             }
         }
         if let field = configuration.formField {
@@ -154,9 +154,11 @@ extension Engine {
             guard let upload = uploads.removeValue(forKey: completion.id), var lifecycle = items[completion.id] else {
                 continue
             }
-            if case .spoolFailure(let reason) = completion.outcome {
-                // Not acknowledged: the item stays in inflight/ for start-up recovery.
-                round.spoolFailure = round.spoolFailure ?? (completion.id, reason)
+            // A tus upload's last offsets go to its log before the log is kept or removed.
+            upload.progress.recorder?.writeNotedOffsets()
+            if round.recordFailure?.id == completion.id {
+                // Its progress could not be recorded: not acknowledged, the item stays in
+                // inflight/ for start-up recovery.
                 continue
             }
             // What the history, the log and the hooks get holds no configured secret, even when

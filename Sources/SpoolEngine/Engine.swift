@@ -47,6 +47,10 @@ public final class Engine {
     public var commitsInFlight: Int { commits.count }
     /// Finished items whose new place is not durable yet: a state of their own (`Engine+Durability`).
     var recording = Set<ItemID>()
+    /// Part-log records whose syncs are on their way to disk, oldest first (`Engine+Records`).
+    var records: [RecordInFlight] = []
+    /// When tus uploads' noted offsets are written next, at the earliest (`Engine+Records`).
+    var nextOffsetWrite = Timestamp(millisecondsSinceEpoch: 0)
     /// Makes the commits' syncs away from the loop.
     let durability: DurabilityWorker
     /// Reachable, or paused by an outage with one probe at a time.
@@ -181,13 +185,21 @@ public final class Engine {
         /// None: one request.
         case none
         /// An S3 multipart upload or a tus upload with a part log (whose steps tell the request
-        /// rate their answers themselves).
-        case partLog
+        /// rate their answers themselves), recorded through the engine (`Engine+Records`).
+        case partLog(UploadRecorder)
         /// A direct upload's part log, writing without syncs until its blob is made durable at
         /// `durableBy` (`Engine+Direct`); then `.partLog`.
-        case deferredPartLog(PartLog, durableBy: Timestamp)
+        case deferredPartLog(UploadRecorder, durableBy: Timestamp)
 
         var keepsPartLog: Bool { if case .none = self { false } else { true } }
+
+        /// What records the upload's progress, if it keeps any.
+        var recorder: UploadRecorder? {
+            switch self {
+            case .none: nil
+            case .partLog(let recorder), .deferredPartLog(let recorder, _): recorder
+            }
+        }
 
         /// When a direct upload's part log is to be made durable, if it waits for that.
         var durableBy: Timestamp? { if case .deferredPartLog(_, let by) = self { by } else { nil } }
@@ -287,22 +299,23 @@ public final class Engine {
         // Commits whose syncs were made meanwhile go on (a failed sync stops the daemon here).
         try advanceCommits(now: now)
         var round = Round()
-        // Before the outcomes: an upload's notes were posted before it ended.
-        takeReports(arrived.reports, now: now)
+        // Before the outcomes: an upload's notes and records were posted before it ended.
+        writeNotedOffsets(now: now)
+        takeReports(arrived.reports, now: now, into: &round)
         collectFinished(arrived.completions, now: now, into: &round)
         noteRequestRate(now: now)
         noteUploadWindow(now: now)
         noteLimitRate(now: now)
         makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
-        if !stopping && round.spoolFailure == nil {
+        if !stopping && round.recordFailure == nil {
             try takeWatcherEvents(arrived.watcher, now: now)
             try ingest(now: now)
             try collectClaims(now: now, into: &round)
         }
         try commitRound(round, now: now)
         if !stopping && !uploadsHeld { sendDueAborts(now: now) }
-        if let failure = round.spoolFailure {
+        if let failure = round.recordFailure {
             // As for a failed index fsync: no new work, no retry that trusts a second fsync.
             transport.cancelAll()
             throw SpoolError.progressNotRecorded(item: failure.id.description, cause: failure.reason)
@@ -311,7 +324,7 @@ public final class Engine {
         if isIdle && spool.spareJSONCount > 0 { spool.removeSpareJSONs() }
         if !stopping { noteRecycleDue(now: now) }
         if stopping {
-            if uploads.isEmpty && aborts.inFlightCount == 0 && commits.isEmpty { return nil }
+            if uploads.isEmpty && aborts.inFlightCount == 0 && commits.isEmpty && records.isEmpty { return nil }
             if !cancelling, stopLevel > 1 || cancelAt.map({ now >= $0 }) == true {
                 log.info(
                     (stopLevel > 1 ? "second stop request" : summary.stop == .recycle ? "recycle grace over" : "--max-time grace over")
@@ -386,7 +399,7 @@ public final class Engine {
     /// waiting in incoming/, no abort in flight (an abort waiting to be sent again does not keep
     /// `drain` going: it stays owed).
     var isIdle: Bool {
-        items.isEmpty && uploads.isEmpty && commits.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty
+        items.isEmpty && uploads.isEmpty && commits.isEmpty && records.isEmpty && incomingAnnounced.isEmpty && incomingSettling.isEmpty
             && aborts.inFlightCount == 0 && backlog.isEmpty
     }
 
@@ -421,6 +434,7 @@ public final class Engine {
             wake = min(wake, max(next.notBefore, pacer.nextStart(now: now)))
         }
         if let durable = nextDirectDurable { wake = min(wake, durable) }
+        if let offsets = offsetsDue { wake = min(wake, offsets) }
         if let abort = aborts.nextDue, !uploadsHeld { wake = min(wake, abort) }
         if let read = nextTimetableRead { wake = min(wake, read) }
         if let lift = pacer.liftDue { wake = min(wake, lift) }

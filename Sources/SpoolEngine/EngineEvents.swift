@@ -26,4 +26,6 @@ public enum TransportReport: Sendable {
     case multipart(ItemID, MultipartNote)
     /// An AbortMultipartUpload the engine sent (`UploadTransport.abortUpload`) ended so.
     case abortEnded(OwedAbort, UploadOutcome)
+    /// An upload asks for a record of its progress (`Engine+Records`).
+    case record(PartRecordRequest)
 }

@@ -31,10 +31,10 @@ struct Round {
     /// them, so nothing is committed; their blobs are removed.
     var directSuccesses: [ItemID] = []
 
-    /// An upload whose progress the spool could not make durable (`UploadOutcome.spoolFailure`):
-    /// left unacknowledged in inflight/, and the engine stops once the rest of the round is
-    /// committed (a failed write or fsync is never retried and trusted).
-    var spoolFailure: (id: ItemID, reason: String)?
+    /// An upload whose progress the spool could not write (`Engine+Records`): left
+    /// unacknowledged in inflight/, and the engine stops once the rest of the round is committed
+    /// (a failed write or fsync is never retried and trusted).
+    var recordFailure: (id: ItemID, reason: String)?
 
     var isEmpty: Bool { claims.isEmpty && finished.isEmpty }
 

@@ -38,7 +38,14 @@ public final class AbortLog: @unchecked Sendable {
     /// Records `aborts` as owed, durable when it returns. Throws `PartJournalRefusal` for an
     /// upload too long to record (nothing written), anything else when the spool failed.
     public func owe(_ aborts: [OwedAbort]) throws {
-        guard !aborts.isEmpty else { return }
+        try oweUnsynced(aborts).perform()
+    }
+
+    /// Writes `aborts` as owed, not synced; returns the syncs that make them durable (the log's
+    /// fsync, and parts/'s when it made the file), for the caller to make (the engine hands them
+    /// to the thread that makes the spool's syncs). Throws as `owe`.
+    public func oweUnsynced(_ aborts: [OwedAbort]) throws -> SyncWork {
+        guard !aborts.isEmpty else { return SyncWork(fs: folder.fs, calls: []) }
         var records: [UInt8] = []
         for abort in aborts {
             guard let record = AbortLogCodec.encodeOwed(abort) else {
@@ -46,27 +53,47 @@ public final class AbortLog: @unchecked Sendable {
             }
             records += record
         }
-        try append(records, sync: true)
+        return try appendKeepingOpen(records)
     }
 
     /// Records that the store confirmed aborting `uploadID` (or no longer has it). Not synced.
     public func confirmed(_ uploadID: String) throws {
         guard let record = AbortLogCodec.encodeConfirmed(uploadID: uploadID) else { return }
-        try append(record, sync: false)
+        try appendUnsynced(record)
     }
 
-    private func append(_ record: [UInt8], sync: Bool) throws {
+    private func appendUnsynced(_ record: [UInt8]) throws {
         try folder.abortsAppending.withLock { _ in
-            let name = AbortLog.fileName
-            // After a torn tail, the record starts on a line of its own.
-            let startsLine = folder.read(name).map { $0.isEmpty || $0.last == UInt8(ascii: "\n") } ?? true
-            let (fd, created) = try folder.openForAppendCreating(name)
-            try folder.fs.closing(fd) { fd in
-                try folder.fs.writeAll(fd, startsLine ? record : [UInt8(ascii: "\n")] + record, label: label)
-                if sync { try folder.fs.sync(fd, label: label) }
-            }
-            if created { try folder.syncFolder() }
+            let (fd, _) = try openAndWrite(record)
+            folder.fs.close(fd)
         }
+    }
+
+    /// Appends `record` and returns the syncs that make it durable: the descriptor's fsync (it
+    /// is closed after), and parts/'s when the file was made.
+    private func appendKeepingOpen(_ record: [UInt8], file: StaticString = #fileID, line: UInt = #line) throws -> SyncWork {
+        try folder.abortsAppending.withLock { _ in
+            let (fd, created) = try openAndWrite(record)
+            let site = SourceLocation(file: file, line: line)
+            var calls: [SyncWork.Call] = [.sync(fd, label: label, site: site, owned: true)]
+            if created { calls.append(.sync(try folder.descriptor(), label: folder.folderLabel, site: site, owned: false)) }
+            return SyncWork(fs: folder.fs, calls: calls)
+        }
+    }
+
+    /// Opens the log to append (made if missing) and writes `record`, on a line of its own after
+    /// a torn tail; the caller closes the descriptor.
+    private func openAndWrite(_ record: [UInt8]) throws -> (FileDescriptor, created: Bool) {
+        let name = AbortLog.fileName
+        let startsLine = folder.read(name).map { $0.isEmpty || $0.last == UInt8(ascii: "\n") } ?? true
+        let (fd, created) = try folder.openForAppendCreating(name)
+        do {
+            try folder.fs.writeAll(fd, startsLine ? record : [UInt8(ascii: "\n")] + record, label: label)
+        } catch {
+            folder.fs.close(fd)
+            throw error
+        }
+        return (fd, created)
     }
 
     /// What `tidy` did, for recovery's log.

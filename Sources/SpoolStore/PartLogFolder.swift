@@ -8,7 +8,8 @@ import Synchronization
 /// Lives no longer than its `Spool` (it works relative to the spool's root descriptor). Made when the first upload begins, so a spool that never sends a multipart upload has none.
 /// Not a state folder: a log is progress of an item that lives in pending/, inflight/ or failed/,
 /// and start-up recovery removes a log whose item is gone (`removeLogs(keeping:)`). Shared by
-/// the transport's threads and the engine, so its descriptor is opened under a lock.
+/// the engine, the transport's threads (which read a log as an attempt begins) and the thread
+/// that makes the spool's syncs, so its descriptor is opened under a lock.
 public final class PartLogFolder: @unchecked Sendable {
     public static let folderName = "parts"
     /// A log holds one record per part (at most 10,000) of a few hundred bytes at most.
@@ -100,6 +101,11 @@ public final class PartLogFolder: @unchecked Sendable {
 
     func label(_ name: String) -> String { "\(spoolPath)/\(PartLogFolder.folderName)/\(name)" }
 
+    var folderLabel: String { "\(spoolPath)/\(PartLogFolder.folderName)" }
+
+    /// The folder's descriptor (made if missing), kept open while the spool is.
+    func descriptor() throws -> FileDescriptor { try folder(create: true) }
+
     private func folder(create: Bool) throws -> FileDescriptor {
         try opened.withLock { fd in
             if let fd { return fd }
@@ -161,7 +167,7 @@ public final class PartLogFolder: @unchecked Sendable {
     }
 
     func syncFolder(file: StaticString = #fileID, line: UInt = #line) throws {
-        try fs.sync(folder(create: true), label: "\(spoolPath)/\(PartLogFolder.folderName)", at: SourceLocation(file: file, line: line))
+        try fs.sync(folder(create: true), label: folderLabel, at: SourceLocation(file: file, line: line))
     }
 
     func remove(_ name: String) {

@@ -4,10 +4,10 @@ import SpoolCore
 /// One attempt of an S3 multipart upload: the driver of `S3MultipartUpload` (SpoolCore), which
 /// decides every step, resumed from the item's part log when it has one. It signs and sends what
 /// the machine asks through the HTTP transport the daemon chose (`URLSessionTransport` or
-/// `CurlTransport`), records the upload id and each part's ETag in the item's log
-/// (`PartJournal`, durable when it returns) before the machine counts them, owes the abort of an
-/// upload given up, says what it resumed, checked or threw away (`MultipartNote`), and reports
-/// one outcome.
+/// `CurlTransport`), has the daemon record the upload id and each part's ETag in the item's log
+/// (`PartRecorder`) and tells the machine once each is durable, hands a start-over to the daemon
+/// (which owes the old upload's abort, says so and discards the log), says what it resumed or
+/// checked (`MultipartNote`), and reports one outcome.
 ///
 /// A part is a byte range of the attempt's blob, hashed (its SigV4 payload hash, read 1 MiB at a
 /// time) and then streamed from the blob's descriptor: memory stays flat whatever the part size.
@@ -23,11 +23,9 @@ import SpoolCore
 /// every step takes a token of the daemon's request rate (`RequestPacer`; the first was taken by
 /// the item's claim) and tells it each answer, so a throttled part waits for the lowered rate.
 ///
-/// Everything here runs on `work`, one serial queue, so a part is never recorded after the
-/// attempt has reported. The part log's records are written here, on that queue: while an
-/// attempt runs it is the only writer of its item's log (the engine touches the log only when no
-/// attempt of the item runs: to give the upload up, or to remove the log once the item's success
-/// is recorded).
+/// Everything here runs on `work`, one serial queue, so a part never counts after the attempt
+/// has reported. The part log is read here once, as the attempt begins (`PartRecorder.load`);
+/// every record is written by the engine, in its loop, and its answer comes back on `work`.
 final class S3MultipartAttempt: @unchecked Sendable {
     /// Bytes of an answer kept for its XML: a ListParts page of `S3MultipartUpload.listPage` parts.
     static let answerKeep = 256 * 1024
@@ -38,7 +36,7 @@ final class S3MultipartAttempt: @unchecked Sendable {
     private let clock: any Clock
     private let deadlineSeconds: Double
     private let work: DispatchQueue
-    private let journal: (any PartJournal)?
+    private let recorder: (any PartRecorder)?
     private let completion: @Sendable (UploadOutcome) -> Void
     /// The daemon's request rate; nil paces nothing.
     private let pacer: RequestPacer?
@@ -59,16 +57,16 @@ final class S3MultipartAttempt: @unchecked Sendable {
         (self.request, self.transport) = (request, transport)
         self.pacer = pacer
         (self.signer, self.clock, self.deadlineSeconds, self.work) = (signer, clock, deadlineSeconds, work)
-        self.journal = request.partJournal
+        self.recorder = request.partRecorder
         self.completion = completion
         machine = S3MultipartUpload(.init(
             url: request.url, region: signer.region, size: request.size, preferredPartSize: preferredPartSize,
-            concurrency: concurrency, journaled: request.partJournal != nil, coding: request.compression))
+            concurrency: concurrency, journaled: request.partRecorder != nil, coding: request.compression))
     }
 
     /// On `work`.
     func start() {
-        perform(machine.start(recorded: journal?.load()))
+        perform(machine.start(recorded: recorder?.load()))
     }
 
     /// Ends the attempt with `.cancelled` (the daemon is stopping); the upload is kept.
@@ -110,22 +108,12 @@ final class S3MultipartAttempt: @unchecked Sendable {
             let query = "partNumber=\(number)&" + uploadIDQuery
             send(.part(number), method: "PUT", query: query, payload: .range(offset: offset, length: length), headers: customerKeyHeaders)
         case .recordUploadID(let state):
-            journal?.reached(.created)
-            do {
-                try journal?.begin(state)
-            } catch {
-                return perform(machine.recordFailed(.uploadID, error))
-            }
-            perform(machine.recorded(.uploadID))
+            recorder?.reached(MultipartStep.created)
+            record(.s3Upload(state), as: .uploadID)
         case .recordPart(let number, let etag):
-            do {
-                try journal?.record(part: number, etag: etag)
-            } catch {
-                return perform(machine.recordFailed(.part(number), error))
-            }
-            perform(machine.recorded(.part(number)))
+            record(.part(number, etag: etag), as: .part(number))
         case .complete(let etags):
-            journal?.reached(.completing)
+            recorder?.reached(.completing)
             let body = Array(S3PartPlan.completionBody(etags: etags).utf8)
             send(.complete, method: "POST", query: uploadIDQuery, payload: .bytes(body), contentType: "application/xml", headers: customerKeyHeaders)
         case .headObject:
@@ -135,27 +123,42 @@ final class S3MultipartAttempt: @unchecked Sendable {
         case .say(let note):
             self.note(note)
         case .startOver(let over):
-            var owed: OwedAbort?
-            if over.owesAbort, let old = over.old, let journal {
-                do {
-                    owed = try journal.oweAbort(old, since: clock.now())
-                } catch is PartJournalRefusal {
-                    abort(uploadID: old.uploadID, url: old.url)  // unrecordable: best effort
-                } catch {
-                    return perform(machine.recordFailed(.owedAbort, error))
+            guard let recorder else {
+                note(over.note)
+                return perform(machine.startedOver())
+            }
+            // The daemon owes the old upload's abort, says so and discards the log.
+            recorder.record(.startOver(over.record)) { [self] recorded in
+                work.async { [self] in
+                    guard !finished else { return }
+                    if case .refused = recorded, over.owesAbort, let old = over.old {
+                        abort(uploadID: old.uploadID, url: old.url)  // unrecordable: best effort
+                    }
+                    perform(machine.startedOver())
                 }
             }
-            note(over.note)
-            if let owed { note(.abortOwed(owed)) }
-            journal?.discard()
-            perform(machine.startedOver())
         case .abort(let uploadID, let url):
             abort(uploadID: uploadID, url: url)
         case .finish(let outcome):
-            journal?.reached(.completed)
+            recorder?.reached(.completed)
             finish(outcome)
         case .fail(let outcome):
             finish(outcome)
+        }
+    }
+
+    /// Has the daemon make `entry` durable; the machine hears of it (`recorded`, or
+    /// `recordRefused`) on `work`, unless the attempt ended meanwhile.
+    private func record(_ entry: PartRecord, as record: S3MultipartUpload.Record) {
+        guard let recorder else { return perform(machine.recorded(record)) }
+        recorder.record(entry) { [self] recorded in
+            work.async { [self] in
+                guard !finished else { return }
+                switch recorded {
+                case .recorded: perform(machine.recorded(record))
+                case .refused(let refusal): perform(machine.recordRefused(record, refusal))
+                }
+            }
         }
     }
 

@@ -1,10 +1,13 @@
 import SpoolCore
 
 /// One attempt of one item's tus upload: the driver of `TusUpload`, which decides every step.
-/// It sends what the machine asks through its `TusTransport` (OPTIONS, POST, HEAD, PATCH), records
-/// the upload URL in the item's log (`TusJournal`) before a byte goes to it, says what it resumed
-/// or threw away (`MultipartNote`), and reports one outcome. Runs on the transport's `work` queue
-/// only, so a step is never handled after the attempt has reported.
+/// It sends what the machine asks through its `TusTransport` (OPTIONS, POST, HEAD, PATCH), has
+/// the daemon record the upload URL in the item's log (`PartRecorder`) and sends a byte to it
+/// only once that is durable, hands a start-over to the daemon (which owes the old upload's
+/// termination, says so and discards the log), notes the offsets the server acknowledges (hints
+/// the daemon writes unsynced), says what it resumed (`MultipartNote`), and reports one outcome.
+/// Runs on the transport's `work` queue only, so a step is never handled after the attempt has
+/// reported.
 ///
 /// A PATCH carries `Upload-Checksum` when the server offers the `checksum` extension: the bytes
 /// are hashed from the blob first (read twice; memory stays flat), the server refuses them (460)
@@ -14,7 +17,7 @@ import SpoolCore
 final class TusUploadAttempt: @unchecked Sendable {
     private let request: UploadRequest
     private let owner: TusTransport
-    private let journal: (any TusJournal)?
+    private let recorder: (any PartRecorder)?
     private let completion: (UploadOutcome) -> Void
     private let endpoint: String
 
@@ -27,7 +30,7 @@ final class TusUploadAttempt: @unchecked Sendable {
 
     init(_ request: UploadRequest, owner: TusTransport, key: Int, completion: @escaping (UploadOutcome) -> Void) {
         (self.request, self.owner, self.completion) = (request, owner, completion)
-        journal = request.tusJournal
+        recorder = request.partRecorder
         endpoint = request.url
         machine = TusUpload(
             TusUpload.Settings(
@@ -37,7 +40,7 @@ final class TusUploadAttempt: @unchecked Sendable {
 
     /// On `work`.
     func start() {
-        machine = TusUpload(machine.settings, capabilities: owner.known(endpoint), recorded: journal?.loadTus())
+        machine = TusUpload(machine.settings, capabilities: owner.known(endpoint), recorded: recorder?.loadTus())
         perform(machine.start())
     }
 
@@ -65,37 +68,35 @@ final class TusUploadAttempt: @unchecked Sendable {
             let headers = TusRequestHeaders.create(length: request.size, fileName: request.uploadName, fileType: request.contentType)
             send("POST", endpoint, payload: bodyLength > 0 ? .range(offset: 0, length: bodyLength) : .bytes([]), headers, checksum: checksum)
         case .recordUploadURL(let record):
-            journal?.reached(.created)
-            do {
-                try journal?.begin(record)
-            } catch let refusal as PartJournalRefusal {
-                return finish(.refusal(.urlRefused, "cannot record the tus upload URL: \(refusal)"))
-            } catch {
-                return finish(.spoolFailure("cannot record the tus upload URL in the spool's part log: \(error)"))
+            recorder?.reached(TusStep.created)
+            guard let recorder else { return perform(machine.recorded()) }
+            recorder.record(.tusUpload(record)) { [self] recorded in
+                owner.work.async { [self] in
+                    guard !finished else { return }
+                    if case .refused(let refusal) = recorded {
+                        return finish(.refusal(.urlRefused, "cannot record the tus upload URL: \(refusal)"))
+                    }
+                    recorder.reached(TusStep.recorded)
+                    perform(machine.recorded())
+                }
             }
-            journal?.reached(.recorded)
-            perform(machine.recorded())
         case .head(let url):
             send("HEAD", url, payload: .none, TusRequestHeaders.resumable, checksum: nil)
         case .patch(let url, let offset, let length, let checksum):
             send("PATCH", url, payload: .range(offset: offset, length: length), TusRequestHeaders.patch(offset: offset), checksum: checksum)
         case .startOver(let over):
-            var owed: OwedAbort?
-            if over.stillExists, let journal {
-                do {
-                    owed = try journal.oweTermination(over.old, since: owner.clock.now())
-                } catch is PartJournalRefusal {
-                    // Too long to record: the server's own expiry removes it.
-                } catch {
-                    return finish(.spoolFailure("cannot record the termination of the old tus upload in the spool's part log: \(error)"))
+            guard let recorder else {
+                note(over.note)
+                return perform(machine.startedOver())
+            }
+            // The daemon owes the old upload's termination (one too long to record is left to the
+            // server's expiry), says so and discards the log.
+            recorder.record(.startOver(over.record)) { [self] _ in
+                owner.work.async { [self] in
+                    guard !finished else { return }
+                    perform(machine.startedOver())
                 }
             }
-            note(.startedOver(.init(
-                reason: over.reason, detail: over.detail, oldUploadID: over.old.uploadURL, discardedParts: 0,
-                discardedBytes: over.discardedBytes, isTus: true)))
-            if let owed { note(.abortOwed(owed)) }
-            journal?.discard()
-            perform(machine.startedOver())
         case .done(let answer):
             finish(.answered(answer))
         case .fail(let outcome):
@@ -148,8 +149,8 @@ final class TusUploadAttempt: @unchecked Sendable {
                 let wasResumed = machine.resumedAt != nil
                 let next = machine.answered(outcome)
                 if method == "PATCH", machine.knownOffset > before {
-                    journal?.recordOffset(machine.knownOffset)
-                    journal?.reached(.patched)
+                    // A hint the daemon writes with others (its crash point is where it is written).
+                    recorder?.noteOffset(machine.knownOffset)
                 }
                 if !wasResumed, let offset = machine.resumedAt {
                     note(.tusResumed(.init(uploadURL: url, length: request.size, offset: offset)))

@@ -40,11 +40,10 @@ public struct UploadRequest: Sendable {
     /// With `compression`: the least number of bytes the coded body sends (an S3 part that is not
     /// the last is padded to S3's smallest part: `GzipStream`).
     public var codedMinimum: Int64 = 0
-    /// Where an S3 multipart upload records its progress (the item's part log); nil for items
-    /// too small for one, and for HTTP targets.
-    public var partJournal: (any PartJournal)?
-    /// Where a tus upload records its upload URL (the item's part log); nil for other targets.
-    public var tusJournal: (any TusJournal)?
+    /// Where an S3 multipart upload or a tus upload has its progress recorded (the item's part
+    /// log, written by the daemon: `PartRecorder`); nil for items too small for a multipart
+    /// upload, and for HTTP targets.
+    public var partRecorder: (any PartRecorder)?
     /// The item's path below incoming/ (its bytes), which a tus upload sends as its `filename`.
     public var uploadName: [UInt8] = []
     /// Told what an S3 multipart upload did beyond its outcome (resumed, started over, checked a

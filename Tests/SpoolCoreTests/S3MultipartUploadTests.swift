@@ -213,17 +213,9 @@ final class S3MultipartUploadTests: XCTestCase {
         var upload = upload()
         _ = upload.start(recorded: nil)
         _ = upload.answered(.create, created("u1"))
-        let actions = upload.recordFailed(.uploadID, PartJournalRefusal("too long"))
+        let actions = upload.recordRefused(.uploadID, PartJournalRefusal("too long"))
         XCTAssertEqual(actions.first, .abort(uploadID: "u1", url: url), "unrecorded, it could never be resumed")
         XCTAssertEqual(failure(actions)?.class, .retryable)
-
-        var failing = self.upload()
-        _ = failing.start(recorded: nil)
-        _ = failing.answered(.create, created("u1"))
-        let spool = failing.recordFailed(.uploadID, SpoolErrorStub())
-        XCTAssertEqual(spool.first, .abort(uploadID: "u1", url: url))
-        guard case .spoolFailure(let why)? = failure(spool) else { return XCTFail("\(spool)") }
-        XCTAssertTrue(why.contains("cannot record the multipart upload"), why)
     }
 
     // MARK: Parts
@@ -272,16 +264,14 @@ final class S3MultipartUploadTests: XCTestCase {
             "without a log no later attempt could resume it")
     }
 
-    func testPart_notRecorded_isTheStoresFaultOrTheSpools() {
+    /// A record the log refuses is the store's answer at fault (the spool failing is the
+    /// daemon's: it stops, and the machine never hears of it).
+    func testPart_refusedByTheLog_isTheStoresFault() {
         var upload = sending()
         _ = upload.answered(.part(1), partAnswer("\"e1\""))
-        let refused = failure(upload.recordFailed(.part(1), PartJournalRefusal("the ETag is too long to record")))
+        let refused = failure(upload.recordRefused(.part(1), PartJournalRefusal("the ETag is too long to record")))
         XCTAssertEqual(refused?.errorText, "cannot record part 1: the ETag is too long to record")
         XCTAssertEqual(refused?.class, .retryable)
-
-        var failing = sending()
-        _ = failing.answered(.part(1), partAnswer("\"e1\""))
-        guard case .spoolFailure? = failure(failing.recordFailed(.part(1), SpoolErrorStub())) else { return XCTFail() }
     }
 
     func testEvents_outOfTurn_doNothing() {
@@ -568,11 +558,20 @@ final class S3MultipartUploadTests: XCTestCase {
         XCTAssertEqual(startOver(actions)?.owesAbort, false, "nothing to record it in")
     }
 
-    func testStartOver_owedAbortNotRecorded_isTheSpoolFailing() {
+    /// What the part log records of a start-over: the old upload's abort owed when it may still
+    /// exist and the item has a log, with the note the daemon says.
+    func testStartOver_record_owesTheOldUploadsAbort_onlyWhenItMayStillExist() throws {
         var upload = upload()
-        _ = upload.start(recorded: record(url: url + "x"))
-        guard case .spoolFailure(let why)? = failure(upload.recordFailed(.owedAbort, SpoolErrorStub())) else { return XCTFail() }
-        XCTAssertTrue(why.contains("cannot record the abort of the old upload"), why)
+        let old = record(url: url + "x")
+        let over = try XCTUnwrap(startOver(upload.start(recorded: old)))
+        XCTAssertEqual(over.record, StartOverRecord(owing: .s3(old), note: over.note))
+        let owed = over.record.owed(by: ItemID("20261121T141003123Z-0000-9f3ab2c1-p")!, since: Timestamp(millisecondsSinceEpoch: 5))
+        XCTAssertEqual(owed?.uploadID, old.uploadID)
+        XCTAssertEqual(owed?.kind, .s3Multipart)
+
+        var unlogged = self.upload(journaled: false)
+        let none = try XCTUnwrap(startOver(unlogged.start(recorded: old)))
+        XCTAssertNil(none.record.owing, "nothing to record it in: aborted at once")
     }
 
     func testStartOverNote_saysTheReasonAndTheBytes() {
@@ -598,5 +597,3 @@ final class S3MultipartUploadTests: XCTestCase {
     }
 }
 
-/// An error of the spool (not a refusal of the record).
-private struct SpoolErrorStub: Error {}

@@ -187,12 +187,12 @@ final class DirectUploadTests: EngineTestCase {
         fs.resetLog()
         try embedded.advanceTime(by: 0)
         let request = try XCTUnwrap(embedded.transport.started.first?.request)
-        let journal = try XCTUnwrap(request.partJournal, "sent as a multipart upload")
+        let recorder = try XCTUnwrap(request.partRecorder, "sent as a multipart upload")
         let blob = try XCTUnwrap(temp.names(in: .inflight).first)
         XCTAssertEqual(temp.names(in: .inflight), [blob], "a lone blob: sent directly")
-        // What the multipart upload records as it goes (the transport is scripted here).
-        try journal.begin(.init(size: size, partSize: 5, region: "us-east-1", uploadID: "u1", url: request.url))
-        try journal.record(part: 1, etag: "\"e1\"")
+        // What the multipart upload records as it goes (the transport is scripted here; the engine writes).
+        try embedded.record(.s3Upload(.init(size: size, partSize: 5, region: "us-east-1", uploadID: "u1", url: request.url)), of: request)
+        try embedded.record(.part(1, etag: "\"e1\""), of: request)
         // The one sync allowed: the spool root, once parts/ is made (it vouches for no bytes).
         let rootSync = "sync <root> (dir)"
         try embedded.advanceTime(by: configuration.directDurableSeconds - 1)
@@ -204,10 +204,10 @@ final class DirectUploadTests: EngineTestCase {
         try embedded.advanceTime(by: 1)
         try spool.drainRemovals()
         let synced = fs.calls.filter { $0.operation == .sync }.map(\.description)
-        let log = "\(journal.id).log"
+        let log = "\(recorder.id).log"
         XCTAssertEqual(synced, ["sync inflight/\(blob)", "sync <root>/inflight (dir)", "sync parts/\(log)", "sync <root>/parts (dir)"])
         fs.resetLog()
-        try journal.record(part: 2, etag: "\"e2\"")
+        try embedded.record(.part(2, etag: "\"e2\""), of: request)
         XCTAssertEqual(fs.calls.filter { $0.operation == .sync }.map(\.description), ["sync parts/\(log)"], "synced as written now")
 
         try embedded.transport.answerNext(.status(200))

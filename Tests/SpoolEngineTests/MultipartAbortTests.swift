@@ -26,14 +26,14 @@ final class MultipartAbortTests: EngineTestCase {
         let embedded = try start(configuration)
         try embedded.advanceTime(by: 0)
         let request = try XCTUnwrap(embedded.transport.started.first?.request)
-        let journal = try XCTUnwrap(request.partJournal)
-        try journal.begin(.init(size: 18, partSize: 5 << 20, region: "us-east-1", uploadID: "u1", url: request.url))
+        let recorder = try XCTUnwrap(request.partRecorder)
+        try embedded.record(.s3Upload(.init(size: 18, partSize: 5 << 20, region: "us-east-1", uploadID: "u1", url: request.url)), of: request)
         try embedded.transport.answerNext(.status(400))
         try embedded.advanceTime(by: 0)
 
         XCTAssertEqual(temp.names(in: .failed).filter { $0.hasSuffix(".json") }.count, 1)
         XCTAssertEqual(try owedUploads(), ["u1"], "recorded before the part log went")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/\(journal.id).log"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/\(recorder.id).log"))
         XCTAssertEqual(deletes(embedded), [request.url + "?uploadId=u1"], "sent at once")
 
         try embedded.transport.answerNext(.status(503))

@@ -131,7 +131,8 @@ extension PowerCutTests {
     /// `sync`, `syncFileSystem` and the store's helpers that pass their caller's line on).
     static func durabilityLines() -> [(file: String, line: Int, text: String)] {
         let asks = ["fs.sync(", "fs.syncFileSystem(", "syncFolders(", "syncFileSystem(", "index.sync(", "syncFolder(", "index.append(",
-                    "stageMetadata(", "syncingIndex(", "syncingFileSystem(", "syncingFolders(", "syncingFiles("]
+                    "stageMetadata(", "syncingIndex(", "syncingFileSystem(", "syncingFolders(", "syncingFiles(", "syncingLog(",
+                    "appendKeepingOpen("]
         var found: [(String, Int, String)] = []
         for module in ["SpoolStore", "SpoolEngine"] {
             let folder = "\(packageRoot)/Sources/\(module)"

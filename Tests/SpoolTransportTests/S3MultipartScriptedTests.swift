@@ -45,27 +45,40 @@ final class S3MultipartScriptedTests: XCTestCase {
         func cancelAll() {}
     }
 
-    /// The part log as the spool would keep it, in memory.
-    private final class MemoryJournal: PartJournal, @unchecked Sendable {
+    /// The part log as the spool would keep it, in memory, recorded as the engine does (a
+    /// start-over owes the old upload's abort, says so, and discards the log), answered at once.
+    private final class MemoryJournal: PartRecorder, @unchecked Sendable {
         let id: ItemID
         private let lock = NSLock()
         private var state: PartLogCodec.State?
+        private let notes: Notes
 
-        init(id: ItemID, state: PartLogCodec.State?) { (self.id, self.state) = (id, state) }
+        init(id: ItemID, notes: Notes, state: PartLogCodec.State?) { (self.id, self.state, self.notes) = (id, state, notes) }
 
         var current: PartLogCodec.State? { lock.withLock { state } }
         func load() -> PartLogCodec.State? { lock.withLock { state } }
-        func begin(_ state: PartLogCodec.State) throws { lock.withLock { self.state = state } }
-        func record(part number: Int, etag: String) throws { lock.withLock { state?.parts[number] = etag } }
-        func discard() { lock.withLock { state = nil } }
+        func loadTus() -> (record: TusUploadRecord, offset: Int64)? { nil }
+        func record(_ record: PartRecord, then: @escaping @Sendable (PartRecorded) -> Void) {
+            switch record {
+            case .s3Upload(let upload): lock.withLock { state = upload }
+            case .part(let number, let etag): lock.withLock { state?.parts[number] = etag }
+            case .tusUpload: preconditionFailure("an S3 upload")
+            case .startOver(let over):
+                let owed = over.owed(by: id, since: Timestamp(millisecondsSinceEpoch: 0))
+                lock.withLock {
+                    if let owed { owedAborts.append(owed) }
+                    state = nil
+                }
+                notes.add(over.note)
+                if let owed { notes.add(.abortOwed(owed)) }
+            }
+            then(.recorded)
+        }
+        func noteOffset(_ offset: Int64) {}
         func reached(_ step: MultipartStep) {}
+        func reached(_ step: TusStep) {}
         private var owedAborts: [OwedAbort] = []
         var owed: [String] { lock.withLock { owedAborts.map(\.uploadID) } }
-        func oweAbort(_ state: PartLogCodec.State, since: Timestamp) throws -> OwedAbort {
-            let abort = OwedAbort(id: id, region: state.region, uploadID: state.uploadID, url: state.url, since: since)
-            lock.withLock { owedAborts.append(abort) }
-            return abort
-        }
     }
 
     /// The notes an attempt told, in order.
@@ -120,10 +133,10 @@ final class S3MultipartScriptedTests: XCTestCase {
         request.headers = headers
         request.compression = compression
         let signer = SigV4Signer(credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1")
-        let journal = MemoryJournal(id: request.id, state: resuming ? PartLogCodec.State(
+        let journal = MemoryJournal(id: request.id, notes: notes, state: resuming ? PartLogCodec.State(
             size: Int64(Self.size), partSize: 5 << 20, region: "us-east-1", uploadID: "old", url: url,
             parts: recorded, coding: recordedCoding) : nil)
-        request.partJournal = journal
+        request.partRecorder = journal
         request.multipartNotes = { notes.add($0) }
         let transport = S3SigningTransport(
             wrapping: store, signer: signer, clock: SystemClock(),

@@ -54,7 +54,7 @@ final class TransportContractTests: XCTestCase {
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + timeout), .success, "every attempt ended")
-        return results.withLock { $0 }.map { $0 ?? .spoolFailure("no outcome") }
+        return results.withLock { $0 }.map { $0 ?? .refusal(.urlRefused, "no outcome") }
     }
 
     private func outcome(_ request: UploadRequest, on transport: any UploadTransport) throws -> UploadOutcome {

@@ -263,15 +263,18 @@ public enum PowerCutWorkloads {
         }
     }
 
-    /// What an S3 upload records in its part log (the transport is scripted): the upload (part 0),
-    /// then parts `from...upTo`, each a step of its own (a payload this small is one part of the
-    /// smallest size S3 allows). `durable`: the log says each is durable when it returns (not a
-    /// direct upload's first 30 s).
+    /// What an S3 upload records in its part log (the transport is scripted: the workload asks
+    /// the engine for each record, as the driver does): the upload (part 0), then parts
+    /// `from...upTo`, each a step of its own (a payload this small is one part of the smallest
+    /// size S3 allows). `durable`: the engine says each is durable when it answers (not a direct
+    /// upload's first 30 s).
     static func recordParts(_ run: PowerCutRun, size: Int64, from first: Int = 0, upTo last: Int, durable: Bool) throws {
         let request = try run.request()
-        guard let journal = request.partJournal else { throw PowerCutRun.RunError("\(request.id) is not a multipart upload") }
+        guard let engine = run.engine else { throw PowerCutRun.RunError("no engine") }
         if first == 0 {
-            try journal.begin(.init(size: size, partSize: S3PartPlan.minimumPartSize, region: "us-east-1", uploadID: "upload-1", url: request.url))
+            let upload = PartLogCodec.State(
+                size: size, partSize: S3PartPlan.minimumPartSize, region: "us-east-1", uploadID: "upload-1", url: request.url)
+            guard try engine.record(.s3Upload(upload), of: request) == .recorded else { throw PowerCutRun.RunError("not recorded") }
             if durable {
                 run.fs.note(.partsLogged(id: request.id, parts: [0]))
                 run.fs.note(.uploadBegun(id: request.id, uploadID: "upload-1"))
@@ -279,7 +282,9 @@ public enum PowerCutWorkloads {
             try run.settle()
         }
         for part in max(first, 1)...max(last, 1) where part <= last {
-            try journal.record(part: part, etag: "\"etag-\(part)\"")
+            guard try engine.record(.part(part, etag: "\"etag-\(part)\""), of: request) == .recorded else {
+                throw PowerCutRun.RunError("not recorded")
+            }
             if durable { run.fs.note(.partsLogged(id: request.id, parts: [part])) }
             try run.settle()
         }
