@@ -26,8 +26,9 @@
 //   SpoolCurlTransport  `--transport curl`: libcurl's driver of HTTPAttempt, its multi interface on its own thread,
 //                   through CCurl (the system libcurl, pkg-config `libcurl`; typed shims for its variadic calls;
 //                   libssl's message callback, which shows a server refusing the client certificate: TLSWatch).
-//   SpoolEngine     the daemon loop wiring core, store and transport together; start-up recovery's
-//                   decisions (SpoolRecovery: plans, requeues or parks interrupted uploads, logs).
+//   SpoolEngine     the daemon loop wiring core, store and transport together; the one writer of the spool
+//                   (uploads' part-log records included: their drivers ask, the loop performs them);
+//                   start-up recovery's decisions (SpoolRecovery: plans, requeues or parks interrupted uploads, logs).
 //   SpoolClient     the library product: a Swift program's `enqueue` (the CLI's own code path) and
 //                   read-only `status`; it never uploads.
 //   ArgumentKit     our small command-line parser (no package dependencies allowed); from the same
