@@ -146,16 +146,18 @@ public struct PosixFileSystem: FileSystem {
     public func forEachEntry(
         _ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool
     ) throws {
-        // fdopendir takes ownership of its descriptor, so hand it a duplicate.
-        let copy = dup(directory.rawValue)
-        guard copy >= 0 else { throw SystemError.last(.dup, path: "fd \(directory.rawValue)") }
-        guard let stream = fdopendir(copy) else {
+        // A listing of its own: the folder opened again, not a dup(2) of `directory`. A dup
+        // shares the open file's position, so two listings of one folder at once (a pass over
+        // pending/ on its thread, a count on another) each got a part of the names, and both
+        // took them for all. fdopendir takes ownership of the descriptor.
+        let own = openat(directory.rawValue, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard own >= 0 else { throw SystemError.last(.open, path: "fd \(directory.rawValue)") }
+        guard let stream = fdopendir(own) else {
             let code = errno
-            _ = Glibc.close(copy)
+            _ = Glibc.close(own)
             throw SystemError(.opendir, path: "fd \(directory.rawValue)", errno: Errno(rawValue: code))
         }
         defer { closedir(stream) }
-        rewinddir(stream)
         while true {
             errno = 0
             guard let entry = readdir(stream) else {

@@ -45,7 +45,6 @@ public struct SystemCall: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let mkdir: SystemCall = "mkdir"
     public static let fstat: SystemCall = "fstat"
     public static let stat: SystemCall = "stat"
-    public static let dup: SystemCall = "dup"
     public static let opendir: SystemCall = "opendir"
     public static let readdir: SystemCall = "readdir"
     public static let fsetxattr: SystemCall = "fsetxattr"

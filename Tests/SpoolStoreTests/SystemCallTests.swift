@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 @testable import SpoolSystem
 import XCTest
@@ -12,6 +13,37 @@ final class SystemCallTests: XCTestCase {
         XCTAssertTrue(SystemError(.fsync, path: "pending", errno: .noSpace).isSyncFailure, "an fsync failure is final whatever its errno")
         XCTAssertTrue(SystemError(.syncfs, path: "spool", errno: .ioError).isSyncFailure)
         XCTAssertEqual(Errno(rawValue: ENOENT), .noSuchFileOrDirectory)
+    }
+
+    /// Two listings of one folder at once (a pass over pending/ on its thread while a count
+    /// lists it on another) each see every name: a listing does not share its position with
+    /// the descriptor it was given or with another listing.
+    func testTwoListingsOfOneFolderAtOnce_eachSeeEveryName() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("listing-\(UUID().uuidString)").path
+        XCTAssertEqual(mkdir(path, 0o700), 0)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let names = Set((0..<3000).map { "item-\($0)-with-a-name-long-enough-to-fill-a-few-blocks.json" })
+        for name in names { XCTAssertEqual(Glibc.close(Glibc.open(path + "/" + name, O_CREAT | O_WRONLY, 0o600)), 0) }
+        let fd = FileDescriptor(rawValue: Glibc.open(path, O_RDONLY | O_DIRECTORY))
+        defer { _ = Glibc.close(fd.rawValue) }
+        let fs = PosixFileSystem()
+        var outer = Set<String>()
+        var inner: [Set<String>] = []
+        try fs.forEachEntry(fd) { name, _ in
+            outer.insert(String(decoding: name, as: UTF8.self))
+            if outer.count % 1000 == 1 {
+                var seen = Set<String>()
+                try fs.forEachEntry(fd) { name, _ in
+                    seen.insert(String(decoding: name, as: UTF8.self))
+                    return true
+                }
+                inner.append(seen)
+            }
+            return true
+        }
+        XCTAssertEqual(outer, names)
+        XCTAssertEqual(inner.count, 3)
+        for seen in inner { XCTAssertEqual(seen, names) }
     }
 
     /// The one loop for short writes: a writer that takes 3 bytes a call gets every byte, in
