@@ -156,6 +156,21 @@ public struct Backlog: Sendable {
         earliestUncounted = nil
     }
 
+    /// The pass found the first entries in line of what it reads (`head`, in line order: nothing
+    /// else it finds comes before the last of them), before it wrote its runs: they wait by
+    /// entry, to be read in and claimed at once, and the floor rises to the last of them. The
+    /// pass must leave them out of its runs. Returns how many were taken: those the waiting list
+    /// has room for (the floor stops at the last taken; the pass finds the rest).
+    @discardableResult
+    public mutating func passFoundHead(_ head: [BacklogEntry]) -> Int {
+        guard passing else { return 0 }
+        let taken = head.prefix(max(0, waitingLimit - waitingEntries.count))
+        guard let last = taken.last else { return 0 }
+        for entry in taken { wait(entry) }
+        if passFloor.map({ $0 < last }) ?? true { passFloor = last }
+        return taken.count
+    }
+
     /// The pass is done; its runs replace the earlier ones (`nextRun`: their first entry). Items
     /// in both the runs and the waiting list, or already in memory, are skipped when read.
     public mutating func passFinished(nextRun: BacklogEntry?) {

@@ -54,7 +54,7 @@ extension Engine {
 
     /// Items waiting in pending/ outside memory, as far as the engine knows (some entries of the
     /// runs are skipped when read: uploaded or moved meanwhile).
-    public var queuedOutsideMemory: Int { runsLeft + backlog.waitingCount }
+    public var queuedOutsideMemory: Int { runsLeft + backlog.waitingCount + passWillFind }
 
     /// Pending items, in memory and on disk (not counting those in flight).
     public var pendingCount: Int { items.count - uploads.count + queuedOutsideMemory }
@@ -133,34 +133,63 @@ extension Engine {
         guard backlog.wantsPass(head: memoryHead(), inMemory: items.count) else { return }
         backlog.passStarted()
         passCount += 1
-        let (pass, number, excluding) = (spool.backlogPass, passCount, Set(items.keys))
-        let (inbox, events) = (passInbox, self.events)
-        log.debug("reading pending/ for the items beyond memory (pass \(number), \(excluding.count) in memory)")
+        log.debug("reading pending/ for the items beyond memory (pass \(passCount), \(items.count) in memory)")
+        writeRuns(excluding: Set(items.keys))
+    }
+
+    /// Writes the runs of the pass under way on the pass worker, leaving out `excluding`.
+    private func writeRuns(excluding: Set<ItemID>) {
+        let (pass, number, inbox, events) = (spool.backlogPass, passCount, passInbox, self.events)
         runPass {
             inbox.post(Result { try pass.run(excluding: excluding, pass: number) })
             events.wake()
         }
     }
 
-    /// The first pass, made on the engine's thread at start (`start`). A pass that fails is made
-    /// again by the loop (`passRetryAt`).
+    /// The first pass, begun on the engine's thread at start (`start`): one listing of pending/
+    /// finds the first items in line (`BacklogPass.head`, as many as a load takes), which are
+    /// read in and claimed at once, and the runs of the rest are written on the pass's thread
+    /// meanwhile. So the first upload waits for a listing of names, not for a sort of the whole
+    /// queue. A pass that fails is made again by the loop (`passRetryAt`).
     /// A pending/ holding lone or odd files (an operator's mistake, a damaged disk: never
     /// spoold's own doing, whose transitions the index names) has them repaired first by a
     /// recovery of the whole spool, as `spoold check --repair` would, and is read again.
     func readPendingAtStart(now: Timestamp) throws {
         let logged = spool.partLogs.loggedItems()
-        var result = Result { try spool.readBacklog(excluding: Set(items.keys), watching: logged, pass: passCount + 1) }
-        if case .success(let runs) = result, runs.needsRepair {
-            runs.remove()
-            log.info("pending/ holds lone or odd files (\(runs.jsonsSeen) item json(s), \(runs.blobsSeen) blob(s), \(runs.oddEntries) not regular files): reading the whole spool to repair them")
+        let limit = min(backlog.batch, backlog.waitingLimit)
+        var result = Result { try spool.backlogPass.head(limit: limit, excluding: Set(items.keys), watching: logged) }
+        if case .success(let head) = result, head.tally.needsRepair {
+            log.info("pending/ holds lone or odd files (\(head.tally.filesSeen)): reading the whole spool to repair them")
             _ = try SpoolRecovery.run(spool: spool, policy: configuration.policy, now: now, log: log, scope: .whole)
-            result = Result { try spool.readBacklog(excluding: Set(items.keys), watching: logged, pass: passCount + 1) }
+            result = Result { try spool.backlogPass.head(limit: limit, excluding: Set(items.keys), watching: logged) }
         }
-        if case .success(let runs) = result { removeOrphanPartLogs(logged.subtracting(items.keys).subtracting(runs.watchedSeen)) }
         backlog.passStarted()
         passCount += 1
-        passInbox.post(result)
-        takeFinishedPasses(now: now)
+        let head: BacklogHead
+        switch result {
+        case .failure(let error):
+            passInbox.post(.failure(error))
+            return takeFinishedPasses(now: now)
+        case .success(let found):
+            head = found
+        }
+        removeOrphanPartLogs(logged.subtracting(items.keys).subtracting(head.tally.watchedSeen))
+        let taken = backlog.passFoundHead(head.entries)
+        // The rest of the queue goes into the runs; until they are written it is counted here.
+        passWillFind = head.tally.queued - taken
+        announceQueue(pendingCount + uploads.count)
+        if passWillFind == 0 {
+            backlog.passFinished(nextRun: nil)
+        } else {
+            writeRuns(excluding: Set(items.keys).union(head.entries.prefix(taken).map(\.id)))
+        }
+    }
+
+    /// Says once how many items the spool holds, as soon as a start knows.
+    private func announceQueue(_ count: Int) {
+        guard !queueAnnounced else { return }
+        queueAnnounced = true
+        log.info("spool \(spool.path): \(count) item(s) queued")
     }
 
     /// Part logs whose item is in none of pending/ (the first pass looked), inflight/ (recovery
@@ -194,16 +223,17 @@ extension Engine {
                     }
                     passRetryAt = nil
                     log.debug("read pending/: \(runs.count) item(s) beyond memory, in \(runs.names.count) sorted run(s)")
-                    if passesDone == 0 { log.info("spool \(spool.path): \(pendingCount + uploads.count) item(s) queued") }
-                    passesDone += 1
-                    if runs.needsRepair {
-                        log.warning("pending/ holds lone or odd files (\(runs.jsonsSeen) item json(s), \(runs.blobsSeen) blob(s), \(runs.oddEntries) not regular files): 'spoold check' names them, --repair or the next start repairs them")
-                    }
+                    passWillFind = 0
+                    announceQueue(pendingCount + uploads.count)
+                    // Its tally is not judged: a listing made while claims move pairs out of
+                    // pending/ sees one file of some of them. The start's listing, made before
+                    // anything moves, is (`readPendingAtStart`).
                 } catch {
                     runs.remove()
                     passFailed(now: now, error)
                 }
             case .failure(let error):
+                passWillFind = 0
                 passFailed(now: now, error)
             }
         }

@@ -30,8 +30,10 @@ public final class Engine {
     var backlogReader: BacklogReader?
     var runsLeft = 0
     var passCount = 0
-    /// Passes that ended with runs (the first says how many items the spool holds).
-    var passesDone = 0
+    /// Whether the start said how many items the spool holds.
+    var queueAnnounced = false
+    /// Items the pass under way will write into its runs, as the start's listing counted them.
+    var passWillFind = 0
     /// When a pass that failed (a full disk for its runs) is tried again.
     var passRetryAt: Timestamp?
     let passInbox = PassInbox()
@@ -275,8 +277,9 @@ public final class Engine {
         rootWatch = try events.watch(spool.root, label: spool.path, mask: InotifyWatcher.created | InotifyWatcher.movedTo)
         pendingWatch = try events.watch(spool.descriptor(.pending), label: "\(spool.path)/pending", mask: InotifyWatcher.arrivals)
         try scanIncoming(now: clock.now())
-        // The first pass over pending/, watched already: nothing is claimed before it (the oldest
-        // item may be anywhere in there), so it is made here, not on the pass's thread.
+        // The first pass over pending/, watched already: nothing is claimed before it has found
+        // the first items in line (the oldest may be anywhere in there), so that much is read
+        // here; the runs of the rest are written on the pass's thread.
         try readPendingAtStart(now: clock.now())
         // Items added (by `enqueue`) after recovery and before the watch was set, when memory
         // holds the whole queue (otherwise the passes find them).
@@ -424,13 +427,16 @@ public final class Engine {
         } else if !incomingAnnounced.isEmpty && !intakeFollowsUploads && !(sizeGate?.holdsIntake(self) ?? false) {
             wake = now
         }
+        // The first in line in memory, unless a pass must read pending/ before it may go (the
+        // pass's end wakes the loop): waking for it meanwhile would spin.
+        let next = memoryHead().flatMap { backlog.mayClaim($0) ? $0 : nil }
         if uploadsHeld {
             // Nothing is sent before the next window opens (`nextTimetableRead`).
         } else if endpoint.outage != nil {
             // While a probe is out, its completion wakes us. A probe is an upload of a due item:
             // it waits for the probe time and for the first item's retry time, whichever is later.
-            if let probe = endpoint.nextProbe, let next = due.first { wake = min(wake, max(probe, next.notBefore)) }
-        } else if uploads.count < configuration.concurrency, let next = due.first {
+            if let probe = endpoint.nextProbe, let next { wake = min(wake, max(probe, next.notBefore)) }
+        } else if uploads.count < configuration.concurrency, let next {
             wake = min(wake, max(next.notBefore, pacer.nextStart(now: now)))
         }
         if let durable = nextDirectDurable { wake = min(wake, durable) }

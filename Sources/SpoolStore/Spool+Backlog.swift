@@ -26,10 +26,7 @@ extension Spool {
     /// Which of `ids` have an item file in `folder` (any attempt), read name by name.
     public func itemsPresent(_ ids: Set<ItemID>, in folder: SpoolFolder) throws -> Set<ItemID> {
         guard !ids.isEmpty else { return [] }
-        let hashes = Set(ids.map { id in
-            var text = id.rawValue
-            return text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) }
-        })
+        let hashes = Set(ids.map(Spool.hash))
         var present = Set<ItemID>()
         try fs.forEachEntry(descriptor(folder)) { name, _ in
             guard let shape = ItemFileName.shape(of: name) else { return true }
@@ -55,71 +52,189 @@ public struct BacklogPass: Sendable {
 
     /// `watching`: ids whose presence in pending/ the caller wants to know (`BacklogRuns.watchedSeen`).
     public func run(excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
-        var excludedHashes = Set<Int>()
-        for id in excluding {
-            var text = id.rawValue
-            excludedHashes.insert(text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) })
-        }
-        var watchedHashes = Set<Int>()
-        for id in watching {
-            var text = id.rawValue
-            watchedHashes.insert(text.withUTF8 { Spool.hash(UnsafeRawBufferPointer($0)) })
-        }
-        var watchedSeen = Set<ItemID>()
         var chunk = BacklogChunk()
         var runs = BacklogRuns(fs: fs, tmp: tmp)
-        var jsons = 0
-        var blobs = 0
-        // Each item file's (id, attempt), summed and xored by kind: equal for jsons and blobs
-        // when every json has its blob and the other way round.
-        var pairs = (jsonSum: UInt64(0), jsonXor: UInt64(0), blobSum: UInt64(0), blobXor: UInt64(0))
-        var odd = 0
         do {
-            try fs.forEachEntry(pending) { name, type in
-                guard let shape = ItemFileName.shape(of: name) else { return true }
-                if type != .regular && type != .unknown { odd += 1 }  // a folder, a FIFO... named like an item file
-                let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
-                let pairKey = UInt64(bitPattern: Int64(Spool.hash(idBytes))) &+ UInt64(shape.attempt) &* 0x9E37_79B9_7F4A_7C15
-                guard shape.kind == .json else {
-                    blobs += 1
-                    pairs.blobSum &+= pairKey
-                    pairs.blobXor ^= pairKey
-                    return true
-                }
-                jsons += 1
-                pairs.jsonSum &+= pairKey
-                pairs.jsonXor ^= pairKey
-                if !watchedHashes.isEmpty, watchedHashes.contains(Spool.hash(idBytes)),
-                   let id = ItemID(String(decoding: idBytes, as: UTF8.self)), watching.contains(id) {
-                    watchedSeen.insert(id)
-                }
-                if !excludedHashes.isEmpty, excludedHashes.contains(Spool.hash(idBytes)),
-                   let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
-                    return true
-                }
-                let notBefore: Int64
-                if shape.attempt == 0 {
-                    notBefore = ItemID.createdAt(idBytes)?.millisecondsSinceEpoch ?? 0
-                } else {
-                    // A tried item is due at its json's mtime; one gone meanwhile was claimed or moved.
-                    guard let status = try? fs.status(of: String(decoding: name, as: UTF8.self), in: pending) else { return true }
-                    notBefore = status.modifiedMilliseconds
-                }
-                chunk.append(notBefore: notBefore, attempt: shape.attempt, id: idBytes)
+            runs.tally = try scan(excluding: excluding, watching: watching) { notBefore, attempt, id in
+                chunk.append(notBefore: notBefore, attempt: attempt, id: id)
                 if chunk.count >= chunkSize { try runs.write(&chunk, pass: pass) }
-                return true
             }
             if chunk.count > 0 { try runs.write(&chunk, pass: pass) }
         } catch {
             runs.remove()
             throw error
         }
-        runs.jsonsSeen = jsons
-        runs.blobsSeen = blobs
-        runs.pairsMatch = pairs.jsonSum == pairs.blobSum && pairs.jsonXor == pairs.blobXor
-        runs.watchedSeen = watchedSeen
-        runs.oddEntries = odd
         return runs
+    }
+
+    /// The first `limit` items in line of pending/ (those in `excluding` left out), read without
+    /// writing anything: one listing of the names, keeping the earliest entries as it goes. A
+    /// start reads this first, so uploading begins before the runs of a large queue are written.
+    public func head(limit: Int, excluding: Set<ItemID>, watching: Set<ItemID> = []) throws -> BacklogHead {
+        var heap = BacklogHeadHeap(limit: limit)
+        let tally = try scan(excluding: excluding, watching: watching) { notBefore, attempt, id in
+            heap.offer(notBefore: notBefore, attempt: attempt, id: id)
+        }
+        return BacklogHead(entries: heap.sorted(), tally: tally)
+    }
+
+    /// Lists pending/ once: tallies every item file (`PendingTally`) and hands each item json
+    /// not in `excluding` to `found` with its place in line: untried, the time in its id; tried,
+    /// its json's mtime (one gone meanwhile was claimed or moved, and is skipped).
+    private func scan(
+        excluding: Set<ItemID>, watching: Set<ItemID>,
+        _ found: (_ notBefore: Int64, _ attempt: Int, _ id: UnsafeRawBufferPointer) throws -> Void
+    ) throws -> PendingTally {
+        let excludedHashes = Set(excluding.map(Spool.hash))
+        let watchedHashes = Set(watching.map(Spool.hash))
+        var tally = PendingTally()
+        try fs.forEachEntry(pending) { name, type in
+            guard let shape = ItemFileName.shape(of: name) else { return true }
+            if type != .regular && type != .unknown { tally.oddEntries += 1 }  // a folder, a FIFO... named like an item file
+            let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
+            let hash = Spool.hash(idBytes)
+            tally.count(shape, hash: hash)
+            guard shape.kind == .json else { return true }
+            if !watchedHashes.isEmpty, watchedHashes.contains(hash),
+               let id = ItemID(String(decoding: idBytes, as: UTF8.self)), watching.contains(id) {
+                tally.watchedSeen.insert(id)
+            }
+            if !excludedHashes.isEmpty, excludedHashes.contains(hash),
+               let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
+                return true
+            }
+            let notBefore: Int64
+            if shape.attempt == 0 {
+                notBefore = ItemID.createdAt(idBytes)?.millisecondsSinceEpoch ?? 0
+            } else {
+                guard let status = try? fs.status(of: String(decoding: name, as: UTF8.self), in: pending) else { return true }
+                notBefore = status.modifiedMilliseconds
+            }
+            tally.queued += 1
+            try found(notBefore, shape.attempt, idBytes)
+            return true
+        }
+        return tally
+    }
+}
+
+/// What a listing of pending/ saw besides the entries in line: enough to tell that pending/
+/// holds something only a whole recovery repairs.
+public struct PendingTally: Sendable {
+    /// Item jsons and blobs seen (in memory or not): a difference means lone files, which
+    /// `spoold check` names.
+    public internal(set) var jsonsSeen = 0
+    public internal(set) var blobsSeen = 0
+    /// Item jsons handed on in line (those not excluded, not gone meanwhile).
+    public internal(set) var queued = 0
+    /// Entries named like item files that are not regular files (folders, FIFOs...).
+    public internal(set) var oddEntries = 0
+    /// The watched ids whose json was seen.
+    public internal(set) var watchedSeen = Set<ItemID>()
+    /// Each item file's (id, attempt), summed and xored by kind: equal for jsons and blobs when
+    /// every json has its blob and the other way round.
+    private var pairs = (jsonSum: UInt64(0), jsonXor: UInt64(0), blobSum: UInt64(0), blobXor: UInt64(0))
+
+    /// Every item json seen had its blob, and every blob its json.
+    public var pairsMatch: Bool { pairs.jsonSum == pairs.blobSum && pairs.jsonXor == pairs.blobXor }
+
+    /// Whether pending/ held something only a whole recovery repairs: a lone json or blob, or an
+    /// entry named like an item file that is not a regular file.
+    public var needsRepair: Bool { !pairsMatch || oddEntries > 0 }
+
+    /// For the log: "2 item json(s), 1 blob(s), 0 not regular files".
+    public var filesSeen: String { "\(jsonsSeen) item json(s), \(blobsSeen) blob(s), \(oddEntries) not regular files" }
+
+    mutating func count(_ shape: ItemFileName.Shape, hash: Int) {
+        let key = UInt64(bitPattern: Int64(hash)) &+ UInt64(shape.attempt) &* 0x9E37_79B9_7F4A_7C15
+        if shape.kind == .json {
+            jsonsSeen += 1
+            pairs.jsonSum &+= key
+            pairs.jsonXor ^= key
+        } else {
+            blobsSeen += 1
+            pairs.blobSum &+= key
+            pairs.blobXor ^= key
+        }
+    }
+}
+
+/// The first items in line of pending/ (`BacklogPass.head`), and what the listing saw.
+public struct BacklogHead: Sendable {
+    /// In line order; every other item the listing handed on comes after the last of them.
+    public let entries: [BacklogEntry]
+    public let tally: PendingTally
+
+    /// Whether the head is all of pending/ beyond what was excluded: no runs are needed.
+    public var isWhole: Bool { entries.count == tally.queued }
+}
+
+/// The `limit` earliest entries offered, kept in a max-heap by line order: an entry after the
+/// latest kept is turned away with one comparison, without a string made for it.
+struct BacklogHeadHeap {
+    private struct Kept {
+        var notBefore: Int64
+        var attempt: Int
+        var id: [UInt8]
+    }
+
+    let limit: Int
+    private var heap: [Kept] = []
+
+    init(limit: Int) { self.limit = max(0, limit) }
+
+    private static func precedes(_ notBefore: Int64, _ id: UnsafeRawBufferPointer, _ other: Kept) -> Bool {
+        if notBefore != other.notBefore { return notBefore < other.notBefore }
+        return other.id.withUnsafeBytes { id.lexicographicallyPrecedes($0) }
+    }
+
+    private static func precedes(_ a: Kept, _ b: Kept) -> Bool {
+        a.id.withUnsafeBytes { precedes(a.notBefore, $0, b) }
+    }
+
+    mutating func offer(notBefore: Int64, attempt: Int, id: UnsafeRawBufferPointer) {
+        guard limit > 0 else { return }
+        if heap.count == limit {
+            guard Self.precedes(notBefore, id, heap[0]) else { return }
+            heap[0] = Kept(notBefore: notBefore, attempt: attempt, id: Array(id))
+            siftDown(0)
+        } else {
+            heap.append(Kept(notBefore: notBefore, attempt: attempt, id: Array(id)))
+            siftUp(heap.count - 1)
+        }
+    }
+
+    /// The entries kept, in line order (an id that is not one is dropped: never ours).
+    func sorted() -> [BacklogEntry] {
+        heap.sorted(by: Self.precedes).compactMap { kept in
+            ItemID(String(decoding: kept.id, as: UTF8.self)).map {
+                BacklogEntry(notBefore: Timestamp(millisecondsSinceEpoch: kept.notBefore), id: $0, attempt: kept.attempt)
+            }
+        }
+    }
+
+    // The root is the latest entry kept.
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.precedes(heap[parent], heap[child]) else { return }
+            heap.swapAt(parent, child)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            var latest = parent
+            for child in [2 * parent + 1, 2 * parent + 2] where child < heap.count && Self.precedes(heap[latest], heap[child]) {
+                latest = child
+            }
+            guard latest != parent else { return }
+            heap.swapAt(parent, latest)
+            parent = latest
+        }
     }
 }
 
@@ -143,6 +258,11 @@ extension Spool {
     public static func isBacklogRun(_ name: String) -> Bool { name.hasPrefix(backlogRunPrefix) }
 
     /// FNV-1a: cheap per name, and only ever confirmed by a comparison of the id itself.
+    fileprivate static func hash(_ id: ItemID) -> Int {
+        var text = id.rawValue
+        return text.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
+    }
+
     fileprivate static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
@@ -200,20 +320,10 @@ public struct BacklogRuns: Sendable {
     public private(set) var names: [String] = []
     /// Entries written, in all runs.
     public private(set) var count = 0
-    /// Item jsons and blobs the pass saw in pending/ (in memory or not): a difference means
-    /// lone files, which `spoold check` names.
-    public internal(set) var jsonsSeen = 0
-    public internal(set) var blobsSeen = 0
-    /// Every item json the pass saw had its blob, and every blob its json.
-    public internal(set) var pairsMatch = true
-    /// Entries named like item files that are not regular files (folders, FIFOs...).
-    public internal(set) var oddEntries = 0
-    /// The watched ids (`BacklogPass.run(watching:)`) whose json the pass saw.
-    public internal(set) var watchedSeen = Set<ItemID>()
+    /// What the listing saw besides the entries (`needsRepair`, `watchedSeen`).
+    public internal(set) var tally = PendingTally()
 
-    /// Whether pending/ held something only a whole recovery repairs: a lone json or blob, or an
-    /// entry named like an item file that is not a regular file.
-    public var needsRepair: Bool { !pairsMatch || oddEntries > 0 }
+    public var needsRepair: Bool { tally.needsRepair }
 
     init(fs: any FileSystem, tmp: FileDescriptor) { (self.fs, self.tmp) = (fs, tmp) }
 

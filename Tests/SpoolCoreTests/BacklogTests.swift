@@ -70,6 +70,26 @@ final class BacklogTests: XCTestCase {
         XCTAssertEqual(backlog.next(head: entry(1), inMemory: 1), .claim)
     }
 
+    func testAHeadFoundByThePass_isReadInAndClaimedAtOnce_butNothingBehindItsLastBeforeThePassEnds() {
+        var backlog = Backlog(capacity: 12)  // waiting limit 3
+        backlog.unknownOnDisk()
+        backlog.passStarted()
+        XCTAssertEqual(backlog.next(head: nil, inMemory: 0), .waitForPass, "before the head: anything may be first")
+        XCTAssertEqual(backlog.passFoundHead([entry(1), entry(2), entry(3), entry(4)]), 3, "as many as the waiting list holds")
+        XCTAssertEqual(backlog.waitingEntries, [entry(1), entry(2), entry(3)])
+        XCTAssertEqual(backlog.next(head: nil, inMemory: 0), .load(12))
+        for expected in [entry(1), entry(2), entry(3)] { XCTAssertEqual(backlog.takeWaiting(), expected) }
+        XCTAssertTrue(backlog.mayClaim(entry(1)))
+        XCTAssertTrue(backlog.mayClaim(entry(2)))
+        XCTAssertFalse(backlog.mayClaim(entry(3)), "the last taken is the floor: the pass may find what comes right after it")
+        XCTAssertFalse(backlog.mayClaim(entry(9)), "an item in memory behind the head waits for the pass")
+        XCTAssertFalse(backlog.wantsPass(head: entry(9), inMemory: 3), "one is under way")
+        backlog.passFinished(nextRun: entry(4))
+        XCTAssertTrue(backlog.mayClaim(entry(3)))
+        XCTAssertFalse(backlog.mayClaim(entry(9)), "4, from the runs, first")
+        XCTAssertEqual(backlog.passFoundHead([entry(5)]), 0, "no pass under way: nothing to take")
+    }
+
     func testRunsUsedUp_withItemsOnlyAPassCanFind_aPassStartsOnceMemoryRunsLow() {
         var backlog = Backlog(capacity: 4)
         XCTAssertFalse(backlog.admit(entry(50), inMemory: 4))

@@ -5,6 +5,7 @@ import SpoolCore
 import SpoolStore
 import SpoolSystem
 import SpoolTestSupport
+import Synchronization
 import XCTest
 
 /// A queue far larger than the engine's memory (`--queue-memory`), under the manual clock: items
@@ -87,6 +88,62 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertGreaterThanOrEqual(embedded.engine.passCount, 1, "what lay beyond memory was read by a pass")
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
         XCTAssertTrue(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }.isEmpty, "runs removed once used up")
+    }
+
+    /// A start lists pending/ once for the first items in line and sends them, while the runs of
+    /// the rest are still to be written on the pass's thread (held here): the first upload of a
+    /// large backlog does not wait for a sort of all of it, and the line order holds across.
+    func testAtStart_theFirstItemsInLineGoOut_whileTheRunsOfTheRestAreStillToBeWritten() throws {
+        let count = 3_000
+        let now = clock.now()
+        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - Int64(count) - 60_000)
+        var expected: [BacklogEntry] = []
+        for n in 0..<count {
+            var metadata = maker.metadata("f\(n).dat")
+            metadata.size = 1
+            if n % 101 == 7 {
+                // Tried once and due again a little later, among the untried ones.
+                let due = Timestamp(millisecondsSinceEpoch: ItemID(metadata.id)!.createdAt!.millisecondsSinceEpoch + 40)
+                try writeItem(metadata, attempt: 1, mtime: due)
+                expected.append(BacklogEntry(notBefore: due, id: ItemID(metadata.id)!, attempt: 1))
+            } else {
+                try writeItem(metadata, attempt: 0)
+                expected.append(BacklogEntry.untried(ItemID(metadata.id)!))
+            }
+        }
+        expected.sort()
+        var configuration = configuration(settle: 0, concurrency: 4, direct: false)
+        configuration.queueMemory = 200  // a head of 50 (a quarter of memory, at most a load)
+        fs.skipsSyncs = true  // order is the subject here, not durability
+        let held = Mutex<[@Sendable () -> Void]>([])
+        let embedded = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
+            runPass: { work in held.withLock { $0.append(work) } })
+
+        let started = embedded.transport.started.map(\.request.id)
+        XCTAssertEqual(started, expected.prefix(4).map(\.id), "the first in line go out at start")
+        XCTAssertFalse(held.withLock(\.isEmpty), "the runs of the rest are still to be written")
+        XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }, [], "no run written yet")
+        XCTAssertEqual(embedded.engine.pendingCount + embedded.engine.uploads.count, count, "the whole queue counted from the start")
+
+        // The head goes out, up to its last entry (the pass may find what comes right after it).
+        embedded.transport.autoAnswer = .status(201)
+        while embedded.transport.inFlight > 0 { try embedded.transport.answerNext(.status(201)) }
+        for _ in 0..<5 { try embedded.advanceTime(by: 1) }
+        XCTAssertEqual(embedded.transport.started.map(\.request.id), expected.prefix(49).map(\.id), "the head, in line order")
+
+        // The runs are written; the rest follows, in line order across the two.
+        for _ in 0..<10 {
+            for work in held.withLock({ list in defer { list.removeAll() }; return list }) { work() }
+            try embedded.advanceTime(by: 1)
+        }
+        let sent = embedded.transport.started.map(\.request.id)
+        XCTAssertEqual(sent.count, count)
+        if sent != expected.map(\.id) {
+            let first = zip(sent, expected.map(\.id)).enumerated().first { $0.element.0 != $0.element.1 }
+            XCTFail("out of line order at request \(first?.offset ?? -1): \(String(describing: first?.element))")
+        }
+        XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
 
     func testWhileABacklogWaits_newFilesGoAfterIt_andAnOlderItemAnOperatorPutBackGoesFirst() throws {

@@ -36,11 +36,40 @@ final class BacklogPassTests: StoreTestCase {
         let read = try readAll(runs)
         XCTAssertEqual(read.map(\.id), ids.filter { $0 != ids[3] && $0 != ids[7] }, "oldest first")
         XCTAssertEqual(read.map(\.attempt), Array(repeating: 0, count: 23))
-        XCTAssertEqual(runs.jsonsSeen, 25)
-        XCTAssertEqual(runs.blobsSeen, 25)
+        XCTAssertEqual(runs.tally.jsonsSeen, 25)
+        XCTAssertEqual(runs.tally.blobsSeen, 25)
 
         runs.remove()
         XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }, [])
+    }
+
+    func testHead_isTheFirstItemsInLine_readWithoutWritingRuns_andTalliesAsAPassDoes() throws {
+        let ids = try addItems(40)
+        // The first item was tried and is due again when the tenth was made: it stands just
+        // before it (the same time; its id is earlier).
+        let first = ids[0]
+        XCTAssertEqual(rename(temp.path(.pending, "\(first).a0.json"), temp.path(.pending, "\(first).a1.json")), 0)
+        XCTAssertEqual(rename(temp.path(.pending, "\(first).a0.blob"), temp.path(.pending, "\(first).a1.blob")), 0)
+        let due = ids[9].createdAt!
+        try spool.setModificationTime("\(first).a1.json", in: .pending, to: due)
+
+        let head = try spool.backlogPass.head(limit: 12, excluding: [ids[3]], watching: [ids[5], ids[0]])
+        XCTAssertEqual(head.entries.map(\.id), Array(ids[1...8].filter { $0 != ids[3] }) + [first] + Array(ids[9...12]))
+        XCTAssertEqual(head.entries[7], BacklogEntry(notBefore: due, id: first, attempt: 1))
+        XCTAssertEqual(head.entries, head.entries.sorted(), "in line order")
+        XCTAssertEqual(head.tally.queued, 39, "every item but the excluded")
+        XCTAssertFalse(head.isWhole)
+        XCTAssertEqual(head.tally.jsonsSeen, 40)
+        XCTAssertTrue(head.tally.pairsMatch)
+        XCTAssertEqual(head.tally.watchedSeen, [ids[5], ids[0]])
+        XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }, [], "no runs written")
+
+        let all = try spool.backlogPass.head(limit: 100, excluding: [])
+        XCTAssertTrue(all.isWhole)
+        XCTAssertEqual(all.entries.count, 40)
+        let runs = try spool.readBacklog(excluding: [], pass: 1, chunkSize: 7)
+        defer { runs.remove() }
+        XCTAssertEqual(try readAll(runs), all.entries, "the same line as the runs")
     }
 
     func testATriedItem_standsInLineAtItsNextAttemptTime() throws {
@@ -79,15 +108,15 @@ final class BacklogPassTests: StoreTestCase {
         let lone = try spool.readBacklog(excluding: [], pass: 2)
         lone.remove()
         XCTAssertTrue(lone.needsRepair)
-        XCTAssertFalse(lone.pairsMatch)
+        XCTAssertFalse(lone.tally.pairsMatch)
 
         XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.blob")), 0)
         XCTAssertEqual(mkdir(temp.path(.pending, "\(ids[1]).a0.json"), 0o700), 0)
         XCTAssertEqual(mkdir(temp.path(.pending, "\(ids[1]).a0.blob"), 0o700), 0)
         let odd = try spool.readBacklog(excluding: [], pass: 3)
         odd.remove()
-        XCTAssertTrue(odd.pairsMatch, "named in pairs")
-        XCTAssertEqual(odd.oddEntries, 2)
+        XCTAssertTrue(odd.tally.pairsMatch, "named in pairs")
+        XCTAssertEqual(odd.tally.oddEntries, 2)
         XCTAssertTrue(odd.needsRepair)
     }
 }
