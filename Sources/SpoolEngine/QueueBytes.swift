@@ -13,8 +13,11 @@ import Synchronization
 /// pending/ beyond memory count in one sum (`outside`), which items leave when they come into
 /// memory and join when memory gives them back. At start, when the queue is larger than memory,
 /// what lies beyond it is counted once, on a thread of its own (`FolderReading.census`), so the
-/// first upload does not wait for a stat of every file; until it is done `usage` is nil (the
-/// size limits hold files back meanwhile). Changes while it counts are kept aside and added to
+/// first upload does not wait for it; until it is done `usage` is nil (the size limits hold
+/// files back meanwhile). That count lists every name but stats the files of at most about
+/// `startSampleBudget` items, a fixed share of the ids, and scales their sums up (`isEstimated`):
+/// a stat of both files of a million items would take a core for many seconds, from the uploads
+/// of a daemon just back from an outage, and hold its intake as long. Changes while it counts are kept aside and added to
 /// its result; an item that moved while it was being counted may be off until the queue beyond
 /// memory empties, when the sums start again from memory alone.
 public final class QueueBytes: EngineObserver {
@@ -25,10 +28,18 @@ public final class QueueBytes: EngineObserver {
     private var outside = QueueUsage()
     private var ages = CreationMinutes()
     private var counting = false
+    /// Whether `outside` holds a sum scaled up from a sample.
+    public private(set) var isEstimated = false
     private let census = CensusInbox()
+
+    /// The most items whose files the start-up count stats (about; a fixed share of the ids).
+    let startSampleBudget: Int
+    public static let defaultStartSampleBudget = 65_536
     private weak var engine: Engine?
 
-    public init(spool: Spool) { self.spool = spool }
+    public init(spool: Spool, startSampleBudget: Int = QueueBytes.defaultStartSampleBudget) {
+        (self.spool, self.startSampleBudget) = (spool, startSampleBudget)
+    }
 
     /// Payload bytes queued, as far as they are known (those in memory while the count runs).
     public var total: Int64 {
@@ -65,7 +76,7 @@ public final class QueueBytes: EngineObserver {
     public func engineStarted(_ engine: Engine, now: Timestamp) {
         self.engine = engine
         // What start-up told before now is in the engine's items: counted from them alone.
-        (sizes, inMemory, outside) = ([:], QueueUsage(), QueueUsage())
+        (sizes, inMemory, outside, isEstimated) = ([:], QueueUsage(), QueueUsage(), false)
         ages.removeAll()
         for (id, lifecycle) in engine.items {
             add(id, at: lifecycle.location)
@@ -75,8 +86,9 @@ public final class QueueBytes: EngineObserver {
         // Everything queued beyond memory, counted once off the engine's thread.
         counting = true
         let (reading, excluded, inbox, events) = (spool.reading(.pending), Set(engine.items.keys), census, engine.events)
+        let measure = FolderCensus.Measure.sample(budget: startSampleBudget)
         engine.runPass {
-            let result = Result { try reading.census(measure: .all, excluding: excluded, keepsCreationMinutes: true) }
+            let result = Result { try reading.census(measure: measure, excluding: excluded, keepsCreationMinutes: true) }
             inbox.result.withLock { $0 = result }
             events.wake()
         }
@@ -90,6 +102,7 @@ public final class QueueBytes: EngineObserver {
         switch result {
         case .success(let found):
             outside += QueueUsage(items: found.items, payloadBytes: found.usage.payloadBytes, diskBytes: found.usage.diskBytes)
+            isEstimated = found.isEstimated
             ages.merge(found.ages)
         case .failure:
             // Unreadable: the sums cover memory and what joined since; nothing beyond is known.
@@ -173,6 +186,7 @@ public final class QueueBytes: EngineObserver {
         }
         if !counting, engine.queuedOutsideMemory == 0, engine.backlog.isEmpty {
             outside = QueueUsage()
+            isEstimated = false
             if ages.total != engine.items.count {
                 ages.removeAll()
                 for id in engine.items.keys { joinAges(id) }

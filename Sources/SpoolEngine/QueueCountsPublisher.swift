@@ -102,7 +102,8 @@ public final class QueueCountsPublisher: EngineObserver {
             pid: getpid(), updated: now,
             pending: .init(
                 count: pendingCount, payloadBytes: usage.map { max(0, $0.payloadBytes - flying.payloadBytes) },
-                diskBytes: usage.map { max(0, $0.diskBytes - flying.diskBytes) }, oldest: pendingCount > 0 ? oldestPending : nil),
+                diskBytes: usage.map { max(0, $0.diskBytes - flying.diskBytes) }, oldest: pendingCount > 0 ? oldestPending : nil,
+                estimated: queue.isEstimated),
             inflight: .init(
                 count: engine.uploads.count, payloadBytes: flying.payloadBytes, diskBytes: flying.diskBytes, oldest: oldestInFlight),
             pendingByAge: queue.pendingShape(engine, now: now), nextDue: pendingCount > 0 ? head : nil, limit: limit)

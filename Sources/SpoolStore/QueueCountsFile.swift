@@ -19,7 +19,9 @@ import SpoolSystem
 /// ```
 ///
 /// `bytes` and `diskBytes` are missing while `counting` (the daemon is still counting, once at
-/// start, what lies beyond its memory); `pendingByAge` counts items by age in status's doubling
+/// start, what lies beyond its memory), and `estimated` is true in a figure whose bytes are partly
+/// scaled up from a sample (what lay beyond memory at start, when it held more than
+/// 65,536 items); `pendingByAge` counts items by age in status's doubling
 /// buckets as of `updated`; `maxSpoolSize` and `maxItems` are there when the daemon has them.
 public enum QueueCountsFile {
     public static let fileName = "counts"
@@ -30,9 +32,12 @@ public enum QueueCountsFile {
         public var payloadBytes: Int64?
         public var diskBytes: Int64?
         public var oldest: ItemID?
+        /// The bytes are partly estimated from a sample (what lay beyond memory at start).
+        public var estimated: Bool
 
-        public init(count: Int, payloadBytes: Int64?, diskBytes: Int64?, oldest: ItemID?) {
+        public init(count: Int, payloadBytes: Int64?, diskBytes: Int64?, oldest: ItemID?, estimated: Bool = false) {
             (self.count, self.payloadBytes, self.diskBytes, self.oldest) = (count, payloadBytes, diskBytes, oldest)
+            self.estimated = estimated
         }
     }
 
@@ -71,6 +76,7 @@ public enum QueueCountsFile {
             if let bytes = f.payloadBytes { object["bytes"] = bytes }
             if let disk = f.diskBytes { object["diskBytes"] = disk }
             if let oldest = f.oldest { object["oldest"] = oldest.rawValue }
+            if f.estimated { object["estimated"] = true }
             return object
         }
         var object: [String: Any] = [
@@ -107,6 +113,7 @@ public enum QueueCountsFile {
         guard let object = value as? [String: Any], let count = (object["count"] as? NSNumber)?.intValue, count >= 0 else { return nil }
         return Figures(
             count: count, payloadBytes: (object["bytes"] as? NSNumber)?.int64Value,
-            diskBytes: (object["diskBytes"] as? NSNumber)?.int64Value, oldest: (object["oldest"] as? String).flatMap(ItemID.init))
+            diskBytes: (object["diskBytes"] as? NSNumber)?.int64Value, oldest: (object["oldest"] as? String).flatMap(ItemID.init),
+            estimated: object["estimated"] as? Bool ?? false)
     }
 }

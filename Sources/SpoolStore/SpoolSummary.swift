@@ -91,6 +91,7 @@ public struct SpoolSummary: Sendable {
         totals.bytes = figures.payloadBytes ?? 0
         totals.diskBytes = figures.diskBytes ?? 0
         totals.counting = counting
+        totals.estimated = figures.estimated
         totals.oldest = figures.oldest
         return totals
     }

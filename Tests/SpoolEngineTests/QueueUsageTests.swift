@@ -123,6 +123,33 @@ final class QueueUsageTests: EngineTestCase {
         XCTAssertEqual(after.limit?.items, 1_000_000)
     }
 
+    /// Beyond its sample budget, the start-up count stats the files of a share of the items and
+    /// scales their sums up: the figures say they are estimated (here exact all the same: every
+    /// item takes the same), and `status` shows them as such.
+    func testAQueueBeyondMemoryLargerThanTheSampleBudget_isCountedFromASample_andSaidToBeEstimated() throws {
+        _ = try writeItems(1_000, dueIn: 3600)
+        let expectedDisk = try allocatedInPending()
+        let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
+        let spool = try temp.open(fs: fs)
+        fs.skipsSyncs = true
+        let queue = QueueBytes(spool: spool, startSampleBudget: 100)
+        let counts = QueueCountsPublisher(spool: spool, queue: queue, limit: nil, log: log)
+        var configuration = configuration(settle: 0, concurrency: 2, direct: false)
+        configuration.queueMemory = 10
+        let embedded = try EmbeddedEngine(spool: spool, configuration: configuration, clock: clock, observers: [queue, counts])
+        try embedded.advanceTime(by: 1)
+        XCTAssertTrue(queue.isEstimated, "1,000 beyond memory, a budget of 100: a sample")
+        let usage = try XCTUnwrap(queue.usage)
+        XCTAssertEqual(usage.items, 1_000)
+        XCTAssertEqual(usage.payloadBytes, 1_000, "scaled up from the sample")
+        XCTAssertEqual(usage.diskBytes, expectedDisk)
+        let written = try XCTUnwrap(QueueCountsFile.read(in: spool))
+        XCTAssertTrue(written.pending.estimated)
+        let summary = try SpoolSummary.load(spool, now: clock.now(), daemonPID: getpid())
+        XCTAssertEqual(summary.states[.pending]?.estimated, true, "status shows it as estimated")
+        withExtendedLifetime(embedded) {}
+    }
+
     /// The counts follow the queue as it drains (uploads leave it), and go when the run ends.
     func testCountsFile_followsTheQueue_andGoesAtTheEnd() throws {
         _ = try writeItems(200, size: 3)
