@@ -30,7 +30,7 @@
 //       SHA-256 throughput of SpoolCore's own implementation over an N MiB buffer (default 256),
 //       fed in 1 MiB pieces as `--content-digest` does. Build with -c release to measure.
 //   spoold-bench backlog-pass [--chunk N] SPOOL
-//       Times one pass over pending/ as the daemon makes it for the queue beyond memory.
+//       Times a start's first listing of pending/ and one pass over it as the daemon makes it for the queue beyond memory.
 //   spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
 //       Writes N items (B-byte blobs, default 16, and their jsons) straight into a state folder,
 //       unsynced: a backlog of a million in a minute or two, where `spoold enqueue` takes far longer.
@@ -512,12 +512,16 @@ final class CryptoHasher: BenchHasher {
 
 // MARK: backlog-pass
 
-/// One pass over a spool's pending/ as the daemon makes it for the queue beyond memory: its
-/// time, the entries it wrote and the process's peak RSS, then the runs read back in order.
+/// A start's first listing of pending/ (the first 1,024 in line), then one pass over it as the
+/// daemon makes it for the queue beyond memory: their times, the entries the pass wrote and the
+/// process's peak RSS, then the runs read back in order.
 func backlogPass(_ arguments: Arguments) {
     guard let path = arguments.positionals.first else { fail("backlog-pass needs a spool folder") }
     do {
         let spool = try Spool(path: path, create: false)
+        let headStart = monotonicSeconds()
+        let head = try spool.backlogPass.head(limit: 1024, excluding: [])
+        let headSeconds = monotonicSeconds() - headStart
         let start = monotonicSeconds()
         let runs = try spool.readBacklog(excluding: [], pass: 1, chunkSize: arguments.int("--chunk", 65_536))
         let passSeconds = monotonicSeconds() - start
@@ -531,13 +535,24 @@ func backlogPass(_ arguments: Arguments) {
             read += 1
         }
         reader.close()
+        let headIsFirst = try head.entries == firstEntries(of: runs, count: head.entries.count)
         runs.remove()
         let readSeconds = monotonicSeconds() - start - passSeconds
-        print(String(format: "pass_seconds=%.3f read_seconds=%.3f entries=%d runs=%d read=%d ordered=%@ peak_rss_kib=%d",
-                     passSeconds, readSeconds, runs.count, runs.names.count, read, ordered ? "yes" : "NO", peakResidentKiB()))
+        print(String(format: "head_seconds=%.3f pass_seconds=%.3f read_seconds=%.3f entries=%d runs=%d read=%d ordered=%@ head_is_first=%@ peak_rss_kib=%d",
+                     headSeconds, passSeconds, readSeconds, runs.count, runs.names.count, read, ordered ? "yes" : "NO",
+                     headIsFirst ? "yes" : "NO", peakResidentKiB()))
     } catch {
         fail("\(error)")
     }
+}
+
+/// The first `count` entries of a pass's runs, in line order.
+func firstEntries(of runs: BacklogRuns, count: Int) throws -> [BacklogEntry] {
+    var reader = try runs.open()
+    defer { reader.close() }
+    var out: [BacklogEntry] = []
+    while out.count < count, let entry = try reader.next() { out.append(entry) }
+    return out
 }
 
 // MARK: fill
