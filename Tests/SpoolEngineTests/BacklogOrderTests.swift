@@ -43,27 +43,34 @@ final class BacklogOrderTests: EngineTestCase {
         }
     }
 
-    func testAQueueOf6000_withMemoryFor60_goesOutOldestFirst_retriesAtTheirTime_andMemoryStaysBounded() throws {
-        let count = 6_000
-        let memory = 60
-        let now = clock.now()
-        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - Int64(count) - 60_000)
+    /// Writes `count` items into pending/, made one millisecond apart and ending a minute ago,
+    /// every one for which `triedDue` gives a time tried once and due again then; returns them
+    /// in line order.
+    private func writeQueue(_ count: Int, triedDue: (Int, ItemID) -> Timestamp?) throws -> [BacklogEntry] {
+        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - Int64(count) - 60_000)
         var expected: [BacklogEntry] = []
         for n in 0..<count {
             var metadata = maker.metadata("f\(n).dat")
             metadata.size = 1
-            if n % 97 == 5 {
-                // Tried once, due again at a time of its own: some in the past, among the
-                // untried ones; some still to come.
-                let due = now.adding(seconds: Double(n % 3 == 0 ? -30 : n % 7))
+            let id = try XCTUnwrap(ItemID(metadata.id))
+            if let due = triedDue(n, id) {
                 try writeItem(metadata, attempt: 1, mtime: due)
-                expected.append(BacklogEntry(notBefore: due, id: ItemID(metadata.id)!, attempt: 1))
+                expected.append(BacklogEntry(notBefore: due, id: id, attempt: 1))
             } else {
                 try writeItem(metadata, attempt: 0)
-                expected.append(BacklogEntry.untried(ItemID(metadata.id)!))
+                expected.append(BacklogEntry.untried(id))
             }
         }
-        expected.sort()
+        return expected.sorted()
+    }
+
+    func testAQueueOf6000_withMemoryFor60_goesOutOldestFirst_retriesAtTheirTime_andMemoryStaysBounded() throws {
+        let count = 6_000
+        let memory = 60
+        let now = clock.now()
+        // Some tried once and due again at a time of their own: some in the past, among the
+        // untried ones; some still to come.
+        let expected = try writeQueue(count) { n, _ in n % 97 == 5 ? now.adding(seconds: Double(n % 3 == 0 ? -30 : n % 7)) : nil }
 
         var configuration = configuration(settle: 0, concurrency: 8, direct: false)
         configuration.queueMemory = memory
@@ -95,23 +102,10 @@ final class BacklogOrderTests: EngineTestCase {
     /// large backlog does not wait for a sort of all of it, and the line order holds across.
     func testAtStart_theFirstItemsInLineGoOut_whileTheRunsOfTheRestAreStillToBeWritten() throws {
         let count = 3_000
-        let now = clock.now()
-        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - Int64(count) - 60_000)
-        var expected: [BacklogEntry] = []
-        for n in 0..<count {
-            var metadata = maker.metadata("f\(n).dat")
-            metadata.size = 1
-            if n % 101 == 7 {
-                // Tried once and due again a little later, among the untried ones.
-                let due = Timestamp(millisecondsSinceEpoch: ItemID(metadata.id)!.createdAt!.millisecondsSinceEpoch + 40)
-                try writeItem(metadata, attempt: 1, mtime: due)
-                expected.append(BacklogEntry(notBefore: due, id: ItemID(metadata.id)!, attempt: 1))
-            } else {
-                try writeItem(metadata, attempt: 0)
-                expected.append(BacklogEntry.untried(ItemID(metadata.id)!))
-            }
+        // Some tried once and due again a little later, among the untried ones.
+        let expected = try writeQueue(count) { n, id in
+            n % 101 == 7 ? Timestamp(millisecondsSinceEpoch: id.createdAt!.millisecondsSinceEpoch + 40) : nil
         }
-        expected.sort()
         var configuration = configuration(settle: 0, concurrency: 4, direct: false)
         configuration.queueMemory = 200  // a head of 50 (a quarter of memory, at most a load)
         fs.skipsSyncs = true  // order is the subject here, not durability
