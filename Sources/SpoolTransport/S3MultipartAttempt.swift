@@ -185,38 +185,6 @@ final class S3MultipartAttempt: @unchecked Sendable {
         }
     }
 
-    /// Compressed bytes per byte of the blob, from up to 4 samples of 1 MiB spread over it (each
-    /// compressed alone, as a part is); 1 when it cannot be read (the parts then find out why).
-    static func compressedRatio(of blob: BlobBody, coding: ContentCoding) -> Double {
-        let sample: Int64 = 1 << 20
-        let count = Int64(min(4, max(1, blob.size / sample)))
-        var (raw, coded): (Int64, Int64) = (0, 0)
-        for index in 0..<count {
-            let offset = blob.size <= sample ? 0 : (blob.size - sample) * index / max(1, count - 1)
-            let length = min(sample, blob.size - offset)
-            guard let measured = try? BodyDigest.measure([.blob(blob, offset: offset, length: length)], coding: coding, hashing: nil) else {
-                return 1
-            }
-            (raw, coded) = (raw + length, coded + measured.length)
-        }
-        return raw > 0 ? Double(coded) / Double(raw) : 1
-    }
-
-    /// The size and MD5 of the object a compressed upload's parts make, every part compressed
-    /// (and padded) as it is sent.
-    static func codedObject(of blob: BlobBody, plan: S3PartPlan, coding: ContentCoding) throws -> (size: Int64, md5: [UInt8]) {
-        let md5 = BulkSHA256(md5: true)
-        var size: Int64 = 0
-        for number in 1...plan.partCount {
-            let (offset, length) = plan.range(ofPart: number)
-            let padTo = number < plan.partCount ? S3PartPlan.minimumPartSize : 0
-            size += try BodyDigest.measure(
-                [.blob(blob, offset: offset, length: length)], coding: coding, padTo: padTo, hashing: md5, finalizing: false
-            ).length
-        }
-        return (size, try md5.finalize())
-    }
-
     private func note(_ note: MultipartNote) { request.multipartNotes?(note) }
 
     // MARK: Requests
@@ -292,46 +260,6 @@ final class S3MultipartAttempt: @unchecked Sendable {
         pacer.whenAllowed(on: work, clock: clock, body)
     }
 
-    /// One step of the upload of `item`, signed: the object's URL with `query`, the body hashed
-    /// (a part 1 MiB at a time; compressed with `item.compression`, and measured by that read). Shares the item's blob without owning it; follows no redirect;
-    /// keeps `answerKeep` bytes of the answer. Nil when the URL is invalid or the blob cannot be read.
-    static func stepRequest(
-        _ item: UploadRequest, method: String, query: String, payload: UploadRequest.Payload, contentType: String,
-        headers: [String: String], signer: SigV4Signer, clock: any Clock
-    ) -> UploadRequest? {
-        guard let origin = HTTPOrigin(item.url) else { return nil }
-        var step = UploadRequest(
-            id: item.id, attempt: item.attempt, url: query.isEmpty ? item.url : item.url + "?" + query, method: method, body: item.body,
-            contentType: contentType, headers: [:])
-        step.payload = payload
-        step.ownsBody = false
-        step.answerKeep = answerKeep
-        step.followsRedirects = false
-        if case .range(let offset, let length) = payload, let coding = item.compression {
-            // One gzip member per part; every part but the last at least S3's smallest.
-            step.compression = coding
-            step.codedMinimum = offset + length < item.size ? S3PartPlan.minimumPartSize : 0
-        }
-        let payloadHash: String
-        do {
-            // A compressed part is measured by the same read: its Content-Length.
-            let (measured, sha256) = try step.measured(hashing: true)
-            step = measured
-            payloadHash = SigV4Signer.hex(sha256 ?? [])
-        } catch {
-            return nil
-        }
-        let (path, _) = S3SigningTransport.pathAndQuery(of: item.url)
-        let signed = signer.headers(
-            method: method, host: S3SigningTransport.hostHeader(origin), path: path, query: query,
-            payloadHash: payloadHash, date: clock.now(), own: headers)
-        // A configured header of the same name must not replace a signed one.
-        let names = Set(signed.keys.map { $0.lowercased() })
-        for (name, value) in headers where !names.contains(name.lowercased()) { step.headers[name] = value }
-        for (name, value) in signed { step.headers[name] = value }
-        return step
-    }
-
     /// Ends the attempt once: cancels what is in flight, lets go of the blob, and reports.
     private func finish(_ outcome: UploadOutcome) {
         guard !finished else { return }
@@ -349,25 +277,5 @@ final class S3MultipartAttempt: @unchecked Sendable {
             uploadID: uploadID, url: url, id: request.id, transport: transport, signer: signer, clock: clock,
             deadlineSeconds: min(deadlineSeconds, 30)
         ) { _ in }
-    }
-
-    /// Sends AbortMultipartUpload for `uploadID` of the object at `url` (item `id`'s) through
-    /// `transport`; `then` gets the answer (`AbortSchedule.judge` says what it means).
-    static func abort(
-        uploadID: String, url: String, id: ItemID, transport: any UploadTransport, signer: SigV4Signer, clock: any Clock,
-        deadlineSeconds: Double, then: @escaping @Sendable (UploadOutcome) -> Void
-    ) {
-        // No blob behind it: the request sends no body.
-        let item = UploadRequest(
-            id: id, attempt: 0, url: url, method: "DELETE", body: BlobBody.none, contentType: "application/xml", headers: [:])
-        let query = "uploadId=" + URLTemplate.encodePathSegment(uploadID)
-        guard var step = stepRequest(
-            item, method: "DELETE", query: query, payload: .none, contentType: item.contentType, headers: [:], signer: signer, clock: clock)
-        else {
-            then(.refusal(.urlRefused, "invalid upload URL '\(url)'"))
-            return
-        }
-        step.deadlineSeconds = deadlineSeconds
-        transport.start(step, completion: then)
     }
 }
