@@ -43,7 +43,7 @@ public enum MultipartCompletionCheck {
         /// What a HEAD answer must show, in words for the log.
         public var description: String {
             "\(size) B, ETag " + (etag.map { "\"\($0)\"" } ?? "ending in -\(partCount)")
-                + (contentMD5.map { " or the blob's MD5 \"\($0)\"" } ?? "")
+                + (contentMD5.map { " or the MD5 of its bytes \"\($0)\"" } ?? "")
         }
     }
 

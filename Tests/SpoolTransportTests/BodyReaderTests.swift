@@ -6,23 +6,9 @@ import XCTest
 /// The one body framing both transports send: framing bytes around a range of the blob, read in
 /// pieces of any size, from any position (libcurl's rewind).
 final class BodyReaderTests: XCTestCase {
-    private func blob(_ bytes: [UInt8], recorded: Int64? = nil) throws -> BlobBody {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-reader-\(UUID().uuidString)")
-        try Data(bytes).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        return BlobBody(descriptor: FileDescriptor(rawValue: open(file.path, O_RDONLY | O_CLOEXEC)), size: recorded ?? Int64(bytes.count))
-    }
+    private func blob(_ bytes: [UInt8], recorded: Int64? = nil) throws -> BlobBody { try BodyFixtures.blob(bytes, recorded: recorded) }
 
-    private func readAll(_ reader: BodyReader, piece: Int) -> [UInt8]? {
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: piece)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { reader.read(into: $0.baseAddress!, count: piece) }
-            if n < 0 { return nil }
-            if n == 0 { return out }
-            out += buffer[0..<n]
-        }
-    }
+    private func readAll(_ reader: BodyReader, piece: Int) -> [UInt8]? { BodyFixtures.readAll(reader, piece: piece) }
 
     func testFramingAroundARange_readsWhole_inAnyPieceSize_andFromAnyPosition() throws {
         let data = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 13) }

@@ -8,23 +8,9 @@ import XCTest
 /// `--compress gzip`'s body, made while it is read (`GzipStream` inside `BodyReader`): measured in
 /// a first pass, the same bytes however it is read, a whole gzip file of the content.
 final class CompressedBodyTests: XCTestCase {
-    private func blob(_ bytes: [UInt8]) throws -> BlobBody {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-gzip-\(UUID().uuidString)")
-        try Data(bytes).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        return BlobBody(descriptor: FileDescriptor(rawValue: open(file.path, O_RDONLY | O_CLOEXEC)), size: Int64(bytes.count))
-    }
+    private func blob(_ bytes: [UInt8], recorded: Int64? = nil) throws -> BlobBody { try BodyFixtures.blob(bytes, recorded: recorded) }
 
-    private func readAll(_ reader: BodyReader, piece: Int) -> [UInt8]? {
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: piece)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { reader.read(into: $0.baseAddress!, count: piece) }
-            if n < 0 { return nil }
-            if n == 0 { return out }
-            out += buffer[0..<n]
-        }
-    }
+    private func readAll(_ reader: BodyReader, piece: Int) -> [UInt8]? { BodyFixtures.readAll(reader, piece: piece) }
 
     /// Lines of a log: compressible, and longer than a few of GzipStream's 64 KiB steps.
     private func logLines(_ count: Int) -> [UInt8] {
