@@ -7,8 +7,10 @@
 /// requests, its queue and connections built), handed to every later image, so the bound holds
 /// for the whole run and not per image. The memory is read only every `checkEveryRequests`
 /// requests (a read of `/proc/self/statm`), and an image never recycles on memory before its own
-/// warm-up: an image that starts above the bound (a large queue to rebuild) recycles at most once
-/// per `warmUpRequests` requests, never in a loop.
+/// warm-up. An image already above the bound when its warm-up ends (a large queue rebuilt: at a
+/// million queued, fresh images were 7 MiB above the first one's level) is measured from its own
+/// level instead: a fresh image could do no better, and recycling it again would only cost a
+/// start (a listing of the whole queue) every `warmUpRequests` requests.
 public struct RecycleTrigger: Equatable, Sendable {
     /// Requests after which an image recycles whatever its memory (`--recycle-after`); 0 never.
     public var maximumRequests: Int
@@ -20,6 +22,9 @@ public struct RecycleTrigger: Equatable, Sendable {
     public var checkEveryRequests: Int
     /// The first image's resident size after its warm-up, once noted (carried across recycles).
     public private(set) var referenceKiB: Int?
+    /// What this image is measured against: `referenceKiB`, or its own level after its warm-up
+    /// when that was already above the bound.
+    public private(set) var imageReferenceKiB: Int?
     /// The request count at which memory is read next.
     private var nextCheck: Int
 
@@ -55,8 +60,12 @@ public struct RecycleTrigger: Equatable, Sendable {
         guard growthLimitKiB > 0, requests >= nextCheck else { return nil }
         nextCheck = requests + checkEveryRequests
         guard let resident = readResidentKiB() else { return nil }
-        guard let reference = referenceKiB else {
-            referenceKiB = resident
+        guard let reference = imageReferenceKiB else {
+            // The end of this image's warm-up: measured from the run's reference, or from its
+            // own level when that is already above the bound.
+            let run = referenceKiB ?? resident
+            referenceKiB = run
+            imageReferenceKiB = resident > run + growthLimitKiB ? resident : run
             return nil
         }
         return resident > reference + growthLimitKiB ? .memory(residentKiB: resident, referenceKiB: reference) : nil

@@ -40,13 +40,26 @@ final class RecycleTriggerTests: XCTestCase {
     }
 
     func testLaterImage_measuresAgainstTheHandedReference_butNotBeforeItsOwnWarmUp() {
-        // A fresh image that starts above the bound (a large queue rebuilt) waits out its warm-up.
+        // A fresh image below the bound at its warm-up: the first image's reference holds.
         var trigger = RecycleTrigger(
             maximumRequests: 0, growthLimitKiB: 6144, referenceKiB: 40_960, warmUpRequests: 1000, checkEveryRequests: 100)
-        let (reason, reads) = run(&trigger, upTo: 10_000) { _ in 48_000 }
-        XCTAssertEqual(reads, [1000])
+        let (reason, reads) = run(&trigger, upTo: 10_000) { $0 < 2000 ? 44_000 : 48_000 }
+        XCTAssertEqual(reads.prefix(2), [1000, 1100], "nothing read before its own warm-up")
         XCTAssertEqual(reason, .memory(residentKiB: 48_000, referenceKiB: 40_960))
+        XCTAssertEqual(reads.last, 2000)
         XCTAssertEqual(trigger.referenceKiB, 40_960, "the reference of the first image is kept")
+    }
+
+    func testLaterImage_alreadyAboveTheBoundAtItsWarmUp_isMeasuredFromItsOwnLevel() {
+        // A fresh image that rebuilt a large queue starts above the bound: recycling it again
+        // would give another such image, so it recycles only on its own growth.
+        var trigger = RecycleTrigger(
+            maximumRequests: 0, growthLimitKiB: 6144, referenceKiB: 40_960, warmUpRequests: 1000, checkEveryRequests: 100)
+        let (reason, reads) = run(&trigger, upTo: 100_000) { 48_000 + max(0, $0 - 1000) / 10 }
+        XCTAssertEqual(trigger.imageReferenceKiB, 48_000)
+        XCTAssertEqual(trigger.referenceKiB, 40_960, "handed on to the next image unchanged")
+        XCTAssertEqual(reason, .memory(residentKiB: 48_000 + 6150, referenceKiB: 48_000))
+        XCTAssertEqual(reads.last, 62_500)
     }
 
     func testRequestCap_firesWhateverTheMemory_andUnreadableMemoryNeverFires() {
