@@ -320,10 +320,9 @@ public struct BacklogRuns: Sendable {
     public private(set) var names: [String] = []
     /// Entries written, in all runs.
     public private(set) var count = 0
-    /// What the listing saw besides the entries (`needsRepair`, `watchedSeen`).
+    /// What the listing saw besides the entries (`needsRepair`, `watchedSeen`). Not judged by
+    /// the engine for a pass made while claims move pairs out of pending/ (see `readPendingAtStart`).
     public internal(set) var tally = PendingTally()
-
-    public var needsRepair: Bool { tally.needsRepair }
 
     init(fs: any FileSystem, tmp: FileDescriptor) { (self.fs, self.tmp) = (fs, tmp) }
 

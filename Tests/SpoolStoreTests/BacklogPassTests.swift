@@ -102,12 +102,12 @@ final class BacklogPassTests: StoreTestCase {
         let ids = try addItems(3)
         let healthy = try spool.readBacklog(excluding: [], pass: 1)
         healthy.remove()
-        XCTAssertFalse(healthy.needsRepair)
+        XCTAssertFalse(healthy.tally.needsRepair)
 
         XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.json")), 0)  // a lone blob
         let lone = try spool.readBacklog(excluding: [], pass: 2)
         lone.remove()
-        XCTAssertTrue(lone.needsRepair)
+        XCTAssertTrue(lone.tally.needsRepair)
         XCTAssertFalse(lone.tally.pairsMatch)
 
         XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.blob")), 0)
@@ -117,6 +117,6 @@ final class BacklogPassTests: StoreTestCase {
         odd.remove()
         XCTAssertTrue(odd.tally.pairsMatch, "named in pairs")
         XCTAssertEqual(odd.tally.oddEntries, 2)
-        XCTAssertTrue(odd.needsRepair)
+        XCTAssertTrue(odd.tally.needsRepair)
     }
 }
