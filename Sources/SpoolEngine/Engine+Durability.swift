@@ -10,7 +10,9 @@ import SpoolStore
 /// Until then a finished item is *being recorded* (`recording`): not claimable, not given back
 /// to disk, not dropped to make room, in memory once; a requeued one joins the due queue only
 /// when its commit is done. The part logs' records hand their syncs to the same worker
-/// (`Engine+Records`). Syncs are made in the order they were handed over; a failed one
+/// (`Engine+Records`). The end owed for the upload of a multipart item the round parks in
+/// failed/ (`oweAborts`) is synced first among the round's own: durable before the item moves
+/// and before its part log goes. Syncs are made in the order they were handed over; a failed one
 /// stops the daemon at the next step, with nothing more acknowledged; compaction, a stop, a
 /// drain and `--exit-when-idle` wait for the commits in flight.
 extension Engine {
@@ -31,9 +33,15 @@ extension Engine {
             intake.spaceFreed()
         }
         // Direct successes alone (nothing recorded) commit nothing: told at once.
-        guard !round.isEmpty else { return try recorded(round, results: [], now: now) }
-        let (commit, claimed, work) = try spool.beginCommit(
-            round.transitions, claims: round.claims.count, removingInBackground: true)
+        guard !round.isEmpty else { return recorded(round, results: [], now: now) }
+        let (owedAborts, owing) = try oweAborts(of: round, now: now)
+        let (commit, claimed, work): (Spool.Commit, [TransitionResult], SyncWork)
+        do {
+            (commit, claimed, work) = try spool.beginCommit(round.transitions, claims: round.claims.count, removingInBackground: true)
+        } catch {
+            for syncs in owing { syncs.discard() }
+            throw error
+        }
         recording.formUnion(round.finishedIDs)
         for (claim, result) in zip(round.claims, claimed) {
             let id = claim.transition.record.id
@@ -47,7 +55,10 @@ extension Engine {
         }
         var told = round
         told.claims = []
-        commits.append(CommitInFlight(commit: commit, ticket: durability.handOver(work), round: told))
+        told.owedAborts = owedAborts
+        // The aborts owed first: durable before their items move to failed/ (the commit's next step).
+        let first = SyncWork.merging(owing + [work]) ?? work
+        commits.append(CommitInFlight(commit: commit, ticket: durability.handOver(first), round: told))
         try advanceCommits(now: now)
     }
 
@@ -69,14 +80,14 @@ extension Engine {
                 continue  // made at once when the worker runs on this thread
             }
             let done = commits.remove(at: i)
-            try recorded(done.round, results: done.commit.results, now: now)
+            recorded(done.round, results: done.commit.results, now: now)
         }
         advanceRecords(now: now)
     }
 
     /// A round's finished items are durable where they went: they leave `recording` (a requeued
     /// one joins the due queue), and the log, the observers and the part logs are told.
-    private func recorded(_ round: Round, results: [TransitionResult], now: Timestamp) throws {
+    private func recorded(_ round: Round, results: [TransitionResult], now: Timestamp) {
         var vanished = Set<ItemID>()
         if !round.finished.isEmpty { intake.spaceFreed() }
         for (transition, result) in zip(round.finished, results) {
@@ -90,14 +101,10 @@ extension Engine {
         }
         for entry in round.requeued where !vanished.contains(entry.id) { due.push(entry) }
         for event in round.outcomes where !vanished.contains(event.id) { observers.itemFinished(event) }
-        // After the commit: a success or failure is recorded before its log goes (progress that outlives an attempt is state, durable before it counts).
-        for (id, failed) in round.finishedMultipart {
-            if failed {
-                try giveUpMultipartUpload(of: id, now: now)
-            } else {
-                spool.partLogs.remove(id)
-            }
-        }
+        // After the commit: a success, or a failure and the end its upload owes, is recorded
+        // before its log goes (progress that outlives an attempt is state, durable before it counts).
+        for (id, failed) in round.finishedMultipart where !failed { spool.partLogs.remove(id) }
+        for owed in round.owedAborts { gaveUp(owed, now: now) }
         for message in round.messages { log.log(message.level, message.text) }
     }
 

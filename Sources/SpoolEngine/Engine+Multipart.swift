@@ -62,16 +62,35 @@ extension Engine {
         }
     }
 
-    /// The item's upload is given up (it went to failed/): its abort is recorded as owed, then its
-    /// part log goes, and the abort is sent. A failure to record it is the spool failing (thrown).
-    func giveUpMultipartUpload(of id: ItemID, now: Timestamp) throws {
-        do {
-            guard let owed = try spool.partLogs.giveUp(id, now: now) else { return }
-            aborts.add(owed, now: now)
-            log.debug("\(id): upload \(owed.uploadID) given up; \(owed.requestName) is owed (\(AbortLog.fileName))")
-        } catch let refusal as PartJournalRefusal {
-            log.warning("\(id): its multipart upload cannot be recorded for an abort (\(refusal)); its part log is kept, and a lifecycle rule on the bucket removes the upload")
+    /// The uploads of the round's multipart items parked in failed/ are given up: each one's end
+    /// (an S3 abort, a tus termination) is written to `aborts.log` as owed. Returns what is owed,
+    /// and the syncs that make it durable, which `commitRound` hands to the worker first among the
+    /// round's: the debt is durable before the item moves to failed/, and before its part log, the
+    /// only other place that names the upload, goes (`gaveUp`, once the round is done); the loop
+    /// never waits for it. A failure to write it is the spool failing (thrown).
+    func oweAborts(of round: Round, now: Timestamp) throws -> (owed: [OwedAbort], durable: [SyncWork]) {
+        var owed: [OwedAbort] = []
+        var durable: [SyncWork] = []
+        for (id, failed) in round.finishedMultipart where failed {
+            do {
+                guard let (abort, syncs) = try spool.partLogs.oweEnd(of: id, now: now) else { continue }
+                owed.append(abort)
+                durable.append(syncs)
+            } catch let refusal as PartJournalRefusal {
+                log.warning("\(id): its multipart upload cannot be recorded for an abort (\(refusal)); its part log is kept, and a lifecycle rule on the bucket removes the upload")
+            } catch {
+                for syncs in durable { syncs.discard() }
+                throw error
+            }
         }
+        return (owed, durable)
+    }
+
+    /// The round that parked `owed`'s item is done, so the debt is durable: the item's part log
+    /// goes, and the abort owed is said and sent.
+    func gaveUp(_ owed: OwedAbort, now: Timestamp) {
+        spool.partLogs.remove(owed.id)
+        noteMultipart(owed.id, .abortOwed(owed), now: now)
     }
 
     /// Sends the aborts that are due (a few at once).

@@ -24,9 +24,12 @@ struct Round {
     var messages: [(level: EventLog.Level, text: String)] = []
     /// Items uploaded or parked, told to the engine's observers (`itemFinished`: hooks) once the round is durable.
     var outcomes: [ItemOutcomeEvent] = []
-    /// Multipart items that succeeded or failed in this round: their part logs go (a failed
-    /// one's upload is aborted first) once the round is committed.
+    /// Multipart items that succeeded or failed in this round: their part logs go once the
+    /// round is committed (a failed one's once its upload's end is owed, `owedAborts`).
     var finishedMultipart: [(id: ItemID, failed: Bool)] = []
+    /// The ends owed for the uploads of the multipart items parked in failed/ by this round:
+    /// written as the round's commit begins, synced first among its syncs (`Engine.oweAborts`).
+    var owedAborts: [OwedAbort] = []
     /// Direct uploads that succeeded (`Spool.takeForDirectUpload`): nothing was recorded for
     /// them, so nothing is committed; their blobs are removed.
     var directSuccesses: [ItemID] = []

@@ -64,20 +64,30 @@ public final class PartLogFolder: @unchecked Sendable {
     /// Removes `id`'s log (the item was purged, failed or uploaded); a missing one is fine.
     public func remove(_ id: ItemID) { remove("\(id).log") }
 
-    /// `id`'s upload is given up (the item failed or is being purged): its abort (S3) or
-    /// termination (tus) is recorded as owed (durable), then its log is removed. Returns what is
-    /// owed; nil when the item has no log that names an upload (a damaged one is set aside, as
-    /// when an upload resumes). Throws when it cannot be recorded; the log is then kept.
+    /// `id`'s upload is given up (`purge`): its abort (S3) or termination (tus) is recorded as
+    /// owed (durable), then its log is removed. Returns what is owed; nil when the item has no
+    /// log that names an upload (a damaged one is set aside, as when an upload resumes). Throws
+    /// when it cannot be recorded; the log is then kept.
     public func giveUp(_ id: ItemID, now: Timestamp) throws -> OwedAbort? {
+        guard let (owed, durable) = try oweEnd(of: id, now: now) else { return nil }
+        try durable.perform()
+        remove(id)
+        return owed
+    }
+
+    /// `giveUp` without its sync, for the daemon, whose loop never waits on the disk: `id`'s
+    /// upload's end is written to `aborts.log` as owed, not synced. Returns it with the syncs that
+    /// make it durable, which the engine hands to the thread that makes the spool's syncs; only
+    /// once they are made may what relies on the debt happen: the item's move to failed/, and the
+    /// log's removal (`remove`). Nil and throws as `giveUp`.
+    public func oweEnd(of id: ItemID, now: Timestamp) throws -> (owed: OwedAbort, durable: SyncWork)? {
         let name = "\(id).log"
         guard let scan = scan(name) else { return nil }
         guard let owed = PartLogFolder.owed(by: scan, of: id, now: now) else {
             if scan.isTornStart { remove(name) } else { setAside(name) }
             return nil
         }
-        try aborts.owe([owed])
-        remove(name)
-        return owed
+        return (owed, try aborts.oweUnsynced([owed]))
     }
 
     /// Start-up recovery: removes every log whose item is not among `live`, and sets aside

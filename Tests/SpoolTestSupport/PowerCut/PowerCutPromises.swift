@@ -17,7 +17,8 @@ import SpoolStore
 ///    item's history keeps it (it counts against `--max-attempts`, not as interrupted), and a
 ///    purge that returned stays done;
 /// 5. a multipart upload begun and neither completed nor confirmed aborted stays named, in its
-///    item's part log or owed in `parts/aborts.log` (else it is left at the store for good);
+///    item's part log or owed in `parts/aborts.log` (else it is left at the store for good), and
+///    owed there once its item is in failed/ (nothing else would send its abort);
 /// 6. every item left is whole and uploadable (json parses, sizes agree), the index parses, a
 ///    part log keeps the parts it vouched for while its item is to be sent again, and vouches
 ///    only for the bytes its item's blob holds.
@@ -173,6 +174,10 @@ public struct PowerCutPromises {
         let owed = Set(spool.abortLog.map { AbortLogCodec.decode($0).owed.map(\.uploadID) } ?? [])
         for (uploadID, id) in openUploads.sorted(by: { $0.key < $1.key }) {
             if owed.contains(uploadID) || payloadOf[id].map(accepted.contains) == true { continue }
+            if spool.items.contains(where: { $0.id == id && $0.folder == "failed" }) {
+                problems.append("\(id): parked in failed/ with its multipart upload \(uploadID) not owed in aborts.log: nothing would abort it")
+                continue
+            }
             if spool.partLogs[id].flatMap({ PartLogCodec.decode($0).state })?.uploadID != uploadID {
                 problems.append("\(id): its multipart upload \(uploadID) is named nowhere (no part log, not owed in aborts.log): it would be left at the store")
             }

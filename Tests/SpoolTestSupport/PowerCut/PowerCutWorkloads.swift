@@ -223,8 +223,8 @@ public enum PowerCutWorkloads {
         }
     }
 
-    /// A queued item's multipart upload refused for good (a 400): the item goes to failed/, its
-    /// upload's abort is recorded as owed in `parts/aborts.log` before its part log goes, then
+    /// A queued item's multipart upload refused for good (a 400): its upload's abort is recorded
+    /// as owed in `parts/aborts.log` before the item goes to failed/ and its part log goes, then
     /// sent; the store confirms it.
     public static var multipartRefused: PowerCutWorkload {
         let big = Box<[UInt8]>([])

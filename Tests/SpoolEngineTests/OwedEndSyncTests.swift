@@ -1,0 +1,91 @@
+import Dispatch
+import Foundation
+import Glibc
+import SpoolCore
+import SpoolEngine
+import SpoolStore
+import SpoolSystem
+import SpoolTestSupport
+import XCTest
+
+/// The end an upload given up owes (an S3 abort, a tus termination, in `parts/aborts.log`) is
+/// made durable off the engine's loop, by its durability worker, like the part logs' other
+/// records: here its fsync is held (a disk stuck for a minute) while the loop goes on taking
+/// answers and starting uploads, and what relies on the debt waits for it.
+final class OwedEndSyncTests: EngineTestCase {
+    /// Items queued before the engine starts, oldest first, of `sizes` bytes.
+    private func enqueue(_ sizes: [Int]) throws -> [ItemID] {
+        var items = TestItems()
+        var batch: [NewItem] = []
+        for (i, size) in sizes.enumerated() {
+            try temp.write([UInt8](repeating: UInt8(ascii: "a") + UInt8(i), count: size), to: "q\(i)", in: .incoming)
+            batch.append(items.incoming("q\(i)"))
+        }
+        _ = try temp.open().add(batch)
+        return batch.map(\.id)
+    }
+
+    /// Steps the engine (its syncs on a thread of their own) until `done` holds, within 20 s; the
+    /// clock moves on a little each time (a sync made while every upload slot is busy is looked
+    /// at within a second).
+    private func step(_ embedded: EmbeddedEngine, until what: String, _ done: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(20)
+        while !done() {
+            guard Date() < deadline else { throw EmbeddedEngine.NotAnswered(description: "never: \(what)") }
+            try embedded.advanceTime(by: 0.1)
+            usleep(1000)
+        }
+    }
+
+    /// Holds every fsync of `aborts.log` until `gate` is signalled; `entered` is signalled as one begins.
+    private func holdAbortsSync() -> (gate: DispatchSemaphore, entered: DispatchSemaphore) {
+        let gate = DispatchSemaphore(value: 0), entered = DispatchSemaphore(value: 0)
+        addTeardownBlock { gate.signal() }
+        fs.hold(.sync, until: gate, entered: entered) { $0.name == AbortLog.fileName }
+        return (gate, entered)
+    }
+
+    private var aborts: String { (try? String(contentsOfFile: temp.spoolPath + "/parts/" + AbortLog.fileName, encoding: .utf8)) ?? "" }
+
+    private func owed() throws -> [String] {
+        let spool = try temp.open()
+        return withExtendedLifetime(spool) { spool.partLogs.aborts.owed.map(\.uploadID) }
+    }
+
+    /// A multipart item refused for good owes its upload's abort: written at once, its fsync made
+    /// by the worker while the loop takes the next answer and starts the next uploads; the item
+    /// moves to failed/, its part log goes and the abort is sent only once the debt is durable.
+    func testParkedMultipartItem_owesItsAbortOffTheLoop_andIsParkedOnlyOnceThatIsDurable() throws {
+        let ids = try enqueue([64, 8, 8, 8])
+        var configuration = configuration(concurrency: 2, direct: false)
+        configuration.multipartThreshold = 32
+        let embedded = try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock, syncs: .own)
+        let held = holdAbortsSync()
+        try embedded.advanceTime(by: 1)
+        XCTAssertEqual(embedded.transport.started.map(\.request.id), Array(ids[0..<2]))
+        let big = embedded.transport.started[0].request
+        try embedded.record(.s3Upload(.init(size: 64, partSize: 5 << 20, region: "us-east-1", uploadID: "u1", url: big.url)), of: big)
+        let logPath = temp.spoolPath + "/parts/\(big.id).log"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: logPath))
+
+        try embedded.transport.answerNext(.status(400))  // refused for good: parked
+        try step(embedded, until: "the abort owed is being synced") { held.entered.wait(timeout: .now()) == .success }
+        // The disk is stuck in that fsync; the loop is not.
+        try embedded.transport.answerNext(.status(201))
+        try step(embedded, until: "the freed slot takes the last item") { embedded.transport.started.count == 4 }
+        XCTAssertEqual(embedded.transport.started.map(\.request.id), ids, "every item started while the abort's fsync is held")
+        XCTAssertEqual(fs.heldCallsTimedOut, 0, "the loop never waited for the held fsync")
+        XCTAssertTrue(aborts.contains("u1"), "the abort owed is written, its sync held")
+        XCTAssertEqual(temp.names(in: .failed), [], "not parked before its abort owed is durable")
+        XCTAssertEqual(Set(temp.names(in: .inflight).filter { $0.hasPrefix(big.id.description) }), ["\(big.id).a1.blob", "\(big.id).a1.json"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: logPath), "the log goes only once the abort owed is durable")
+        XCTAssertFalse(embedded.transport.started.contains { $0.request.method == "DELETE" }, "the abort is sent once it is owed durably")
+
+        held.gate.signal()
+        try step(embedded, until: "the abort is sent") { embedded.transport.started.contains { $0.request.method == "DELETE" } }
+        XCTAssertEqual(embedded.transport.started.last?.request.url, big.url + "?uploadId=u1")
+        XCTAssertEqual(temp.names(in: .failed), ["\(big.id).a1.blob", "\(big.id).a1.json"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: logPath))
+        XCTAssertEqual(try owed(), ["u1"])
+    }
+}
