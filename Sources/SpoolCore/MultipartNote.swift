@@ -58,7 +58,8 @@ public enum MultipartNote: Equatable, Sendable {
         /// Parts of the old upload the store had accepted, and their bytes: sent for nothing.
         public var discardedParts: Int
         public var discardedBytes: Int64
-        /// A tus upload's (`oldUploadID` is its upload URL; no parts).
+        /// A tus upload starts over (no parts; `oldUploadID` is the old upload's URL, unless it
+        /// was an S3 upload given up as a log of the other kind).
         public var isTus = false
 
         public init(reason: Reason, detail: String, oldUploadID: String, discardedParts: Int, discardedBytes: Int64, isTus: Bool = false) {

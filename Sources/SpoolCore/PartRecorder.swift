@@ -7,12 +7,11 @@
 public protocol PartRecorder: Sendable {
     /// The item whose progress this is (its requests' `Idempotency-Key`).
     var id: ItemID { get }
-    /// The recorded S3 upload with its parts, or nil (none yet, a log that does not parse, or a
-    /// tus upload's). Read once, as the attempt begins, before it asks for any record.
-    func load() -> PartLogCodec.State?
-    /// The recorded tus upload and the last offset noted (0 when none; only said in the log,
-    /// never trusted: a HEAD asks the server), or nil. Read as `load`.
-    func loadTus() -> (record: TusUploadRecord, offset: Int64)?
+    /// The recorded upload (an S3 upload with its parts, or a tus upload with the last offset
+    /// noted), or nil (none yet, or a log that does not parse). Read once, as the attempt begins,
+    /// before it asks for any record. An upload of the other protocol is given up by asking for
+    /// `.startOver(StartOverRecord(otherKind:))`, and the attempt begins anew once it is recorded.
+    func load() -> LoggedUpload?
     /// Asks for `record`; `then` runs, on any thread, once it counts (`PartRecorded`). A record
     /// the spool could not make durable never gets an answer: that is the daemon failing, which
     /// stops it and cancels the attempt.
@@ -56,6 +55,23 @@ public struct StartOverRecord: Equatable, Sendable {
     public var note: MultipartNote
 
     public init(owing: Upload?, note: MultipartNote) { (self.owing, self.note) = (owing, note) }
+
+    /// A log of the other protocol's upload, found as an attempt begins (the operator switched
+    /// `--url` between s3:// and tus+ while the item had one): that upload's end is owed, the log
+    /// goes, and the attempt begins anew, said as a start-over of the attempt's own protocol.
+    public init(otherKind logged: LoggedUpload) {
+        switch logged {
+        case .s3(let state):
+            let bytes = state.plan.bytes(ofParts: state.parts.keys)
+            self.init(owing: .s3(state), note: .startedOver(.init(
+                reason: .objectChanged, detail: "its part log names S3 multipart upload \(state.uploadID), and --url is a tus+ URL now",
+                oldUploadID: state.uploadID, discardedParts: state.parts.count, discardedBytes: bytes, isTus: true)))
+        case .tus(let record, let offset):
+            self.init(owing: .tus(record), note: .startedOver(.init(
+                reason: .objectChanged, detail: "its part log names tus upload \(record.uploadURL), and --url is not a tus+ URL now",
+                oldUploadID: record.uploadURL, discardedParts: 0, discardedBytes: offset)))
+        }
+    }
 
     /// The end `id` owes for the old upload, owed from `since`; nil when none is.
     public func owed(by id: ItemID, since: Timestamp) -> OwedAbort? {

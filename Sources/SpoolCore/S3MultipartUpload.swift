@@ -561,7 +561,7 @@ public struct S3MultipartUpload: Sendable {
             PartLogCodec.State(
                 size: plan.size, partSize: plan.partSize, region: settings.region, uploadID: $0, url: settings.url, coding: settings.coding)
         }
-        let bytes = discarding.keys.filter { (1...oldPlan.partCount).contains($0) }.reduce(Int64(0)) { $0 + oldPlan.range(ofPart: $1).length }
+        let bytes = oldPlan.bytes(ofParts: discarding.keys)
         var actions: [Action] = []
         if stillExists, !settings.journaled, let oldUpload { actions.append(.abort(uploadID: oldUpload.uploadID, url: oldUpload.url)) }
         state = .startingOver

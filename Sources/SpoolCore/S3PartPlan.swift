@@ -48,6 +48,11 @@ public struct S3PartPlan: Equatable, Sendable {
         return (offset, min(partSize, size - offset))
     }
 
+    /// The bytes of the parts numbered `numbers` (a number outside the plan counts none).
+    public func bytes(ofParts numbers: some Sequence<Int>) -> Int64 {
+        numbers.filter { (1...partCount).contains($0) }.reduce(Int64(0)) { $0 + range(ofPart: $1).length }
+    }
+
     /// The body of CompleteMultipartUpload for the parts' ETags, in part order.
     public static func completionBody(etags: [String]) -> String {
         func escaped(_ text: String) -> String {

@@ -18,7 +18,8 @@ import Synchronization
 ///
 /// A start-over is written once, here, for both protocols: the old upload's end (an S3 abort, a
 /// tus termination) is owed durably in `aborts.log` when it may still exist, then the log goes,
-/// and the start-over and the abort owed are said.
+/// and the start-over and the abort owed are said. A log of the other protocol's upload, found
+/// as an attempt begins, is given up the same way (`StartOverRecord(otherKind:)`).
 extension Engine {
     /// A record whose sync was handed over, waiting to be made.
     struct RecordInFlight {
@@ -168,9 +169,7 @@ final class UploadRecorder: PartRecorder, @unchecked Sendable {
 
     var id: ItemID { log.id }
 
-    func load() -> PartLogCodec.State? { log.load() }
-
-    func loadTus() -> (record: TusUploadRecord, offset: Int64)? { log.loadTus() }
+    func load() -> LoggedUpload? { log.load() }
 
     func record(_ record: PartRecord, then: @escaping @Sendable (PartRecorded) -> Void) {
         events.report(.record(PartRecordRequest(recorder: self, record: record, then: then)))

@@ -1,4 +1,3 @@
-import Glibc
 import SpoolCore
 import SpoolSystem
 import Synchronization
@@ -8,8 +7,9 @@ import Synchronization
 /// then the offsets the server acknowledged, appended unsynced).
 ///
 /// A log of the other kind (the operator changed `--url` between an s3:// and a tus+ URL while
-/// an upload was under way) is given up as it is loaded: its abort or termination is recorded as
-/// owed, then it goes, and the upload starts afresh.
+/// an upload was under way) is read as what it is; the attempt gives it up through the engine,
+/// as a start-over: its abort or termination is recorded as owed (durable), then it goes, and the
+/// upload starts afresh.
 ///
 /// Append-only, so a state change never needs a rename: `write` of a new upload creates the file
 /// (O_EXCL after removing an old one) and writes its first record; `write` of a part appends one
@@ -21,8 +21,8 @@ import Synchronization
 /// One writer: the engine, in its loop. An upload's driver (`S3MultipartAttempt`,
 /// `TusUploadAttempt`, on their transport's queue) never writes the log: it asks the engine for
 /// each record its machine returns (`PartRecorder`) and goes on once the engine says it is
-/// durable. The driver only reads the log as its attempt begins (`load`, `loadTus`, before it asks
-/// for any record; the load cuts a torn tail and gives up a log of the other kind). Besides the
+/// durable. The driver only reads the log as its attempt begins (`load`, before it asks for any
+/// record; the load cuts a torn tail and sets a damaged log aside, never syncs). Besides the
 /// engine, the sync thread only syncs what was written (the descriptor is shared with the sync
 /// handed over: `SharedDescriptor`), and the spool's background thread syncs a direct upload's
 /// log once its blob is durable (`makeDurable`). One lock per log.
@@ -49,23 +49,26 @@ public final class PartLog: @unchecked Sendable {
 
     var name: String { "\(id).log" }
 
-    /// The recorded S3 upload with its parts, or nil (none, a log that does not parse, or one of
-    /// the other kind, given up); opens the log to append after its valid records.
-    public func load() -> PartLogCodec.State? {
+    /// The recorded upload (an S3 upload with its parts, or a tus upload with the last offset
+    /// noted), or nil (none, or a log that does not parse); opens the log to append after its
+    /// valid records. A log of the other kind than the attempt's is the attempt's to give up
+    /// (`StartOverRecord(otherKind:)`), never this read's: nothing here writes `aborts.log` or syncs.
+    public func load() -> LoggedUpload? {
         appending.withLock { state in
             guard let scan = folder.scan(name) else { return nil }
-            if scan.tus != nil {
-                giveUpOtherKind(scan)
-                return nil
-            }
-            guard scan.state != nil else {
+            let logged: LoggedUpload
+            if let upload = scan.state {
+                logged = .s3(upload)
+            } else if let upload = scan.tus {
+                logged = .tus(upload, offset: scan.tusOffset)
+            } else {
                 // Cut while its first record was written: the upload id never counted. Anything
                 // else is not a log of ours (or a damaged one): kept aside, never trusted.
                 if scan.isTornStart { folder.remove(name) } else { folder.setAside(name) }
                 return nil
             }
             guard reopen(&state, at: scan.validLength) else { return nil }
-            return scan.state
+            return logged
         }
     }
 
@@ -84,14 +87,6 @@ public final class PartLog: @unchecked Sendable {
         } catch {
             return false
         }
-    }
-
-    /// A log of the kind this upload does not use: its upload's end owed (best effort: a log that
-    /// cannot be recorded for it is removed anyway, as a start-over would), then the log removed.
-    private func giveUpOtherKind(_ scan: PartLogCodec.Scan) {
-        let now = Timestamp(millisecondsSinceEpoch: Int64(Glibc.time(nil)) * 1000)
-        if let owed = PartLogFolder.owed(by: scan, of: id, now: now) { try? folder.aborts.owe([owed]) }
-        folder.remove(name)
     }
 
     /// Writes `record` (a new S3 or tus upload, or an S3 part), not synced; returns the syncs that
@@ -163,23 +158,6 @@ public final class PartLog: @unchecked Sendable {
     }
 
     // MARK: tus
-
-    /// The recorded tus upload and the last offset noted (0 when none), or nil (as `load`).
-    public func loadTus() -> (record: TusUploadRecord, offset: Int64)? {
-        appending.withLock { state in
-            guard let scan = folder.scan(name) else { return nil }
-            if scan.state != nil {
-                giveUpOtherKind(scan)
-                return nil
-            }
-            guard let record = scan.tus else {
-                if scan.isTornStart { folder.remove(name) } else { folder.setAside(name) }
-                return nil
-            }
-            guard reopen(&state, at: scan.validLength) else { return nil }
-            return (record, scan.tusOffset)
-        }
-    }
 
     /// A new log holding its first record (an S3 upload id or a tus upload URL), with the syncs
     /// that make it and its name in parts/ durable (none while they wait for the blob).

@@ -64,9 +64,20 @@ final class S3MultipartAttempt: @unchecked Sendable {
             concurrency: concurrency, journaled: request.partRecorder != nil, coding: request.compression))
     }
 
-    /// On `work`.
+    /// On `work`. A log of a tus upload (`--url` switched from tus+ to s3://) is given up first,
+    /// through the daemon (its termination owed durably, then the log discarded): the upload
+    /// begins anew only once that is done.
     func start() {
-        perform(machine.start(recorded: recorder?.load()))
+        guard let recorder, let logged = recorder.load() else { return perform(machine.start(recorded: nil)) }
+        guard let recorded = logged.s3 else {
+            return recorder.record(.startOver(StartOverRecord(otherKind: logged))) { [self] _ in
+                work.async { [self] in
+                    guard !finished else { return }
+                    perform(machine.start(recorded: nil))
+                }
+            }
+        }
+        perform(machine.start(recorded: recorded))
     }
 
     /// Ends the attempt with `.cancelled` (the daemon is stopping); the upload is kept.

@@ -38,9 +38,24 @@ final class TusUploadAttempt: @unchecked Sendable {
             capabilities: nil, recorded: nil)
     }
 
-    /// On `work`.
+    /// On `work`. A log of an S3 upload (`--url` switched from s3:// to tus+) is given up first,
+    /// through the daemon (its abort owed durably, then the log discarded): the upload begins
+    /// anew only once that is done.
     func start() {
-        machine = TusUpload(machine.settings, capabilities: owner.known(endpoint), recorded: recorder?.loadTus())
+        guard let recorder, let logged = recorder.load() else { return begin(recorded: nil) }
+        guard let recorded = logged.tus else {
+            return recorder.record(.startOver(StartOverRecord(otherKind: logged))) { [self] _ in
+                owner.work.async { [self] in
+                    guard !finished else { return }
+                    begin(recorded: nil)
+                }
+            }
+        }
+        begin(recorded: recorded)
+    }
+
+    private func begin(recorded: (record: TusUploadRecord, offset: Int64)?) {
+        machine = TusUpload(machine.settings, capabilities: owner.known(endpoint), recorded: recorded)
         perform(machine.start())
     }
 

@@ -6,6 +6,7 @@ import SpoolEngine
 import SpoolStore
 import SpoolSystem
 import SpoolTestSupport
+import SpoolTransport
 import XCTest
 
 /// The end an upload given up owes (an S3 abort, a tus termination, in `parts/aborts.log`) is
@@ -52,6 +53,13 @@ final class OwedEndSyncTests: EngineTestCase {
         return withExtendedLifetime(spool) { spool.partLogs.aborts.owed.map(\.uploadID) }
     }
 
+    private final class Noted: EngineObserver, @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [MultipartNote] = []
+        func multipartNoted(_ id: ItemID, _ note: MultipartNote) { lock.withLock { list.append(note) } }
+        var notes: [MultipartNote] { lock.withLock { list } }
+    }
+
     /// A multipart item refused for good owes its upload's abort: written at once, its fsync made
     /// by the worker while the loop takes the next answer and starts the next uploads; the item
     /// moves to failed/, its part log goes and the abort is sent only once the debt is durable.
@@ -87,5 +95,51 @@ final class OwedEndSyncTests: EngineTestCase {
         XCTAssertEqual(temp.names(in: .failed), ["\(big.id).a1.blob", "\(big.id).a1.json"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: logPath))
         XCTAssertEqual(try owed(), ["u1"])
+    }
+
+    /// An item whose part log is a tus upload's, sent to S3 now (the operator switched `--url`):
+    /// its S3 upload's driver has the engine give the tus upload up, as a start-over (its
+    /// termination owed, then the log discarded), on the worker's thread; the transport's queue
+    /// and the loop go on meanwhile, and CreateMultipartUpload goes out only once the debt is
+    /// durable and the old log gone.
+    func testALogOfTheOtherKind_isGivenUpOffTheLoopAndTheTransport_beforeTheUploadBegins() throws {
+        let partSize: Int64 = 5 << 20
+        let ids = try enqueue([Int(partSize) + 1, 8, 8])
+        let tus = TusUploadRecord(size: partSize + 1, uploadURL: "http://127.0.0.1:9/files/t1", endpoint: "http://127.0.0.1:9/files/")
+        let spool = try temp.open()
+        try withExtendedLifetime(spool) { try spool.partLogs.log(for: ids[0]).write(.tusUpload(tus)).perform() }
+        var configuration = configuration(concurrency: 2, direct: false)
+        configuration.multipartThreshold = partSize
+        let signer = SigV4Signer(credentials: AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret"), region: "us-east-1")
+        let clock = self.clock!
+        let held = holdAbortsSync(), noted = Noted()
+        let embedded = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock, observers: [noted], syncs: .own,
+            wrapping: { S3SigningTransport(wrapping: $0, signer: signer, clock: clock, multipart: .init(partSize: partSize, concurrency: 1, deadlineSeconds: 60)) })
+        try embedded.advanceTime(by: 1)
+        try step(embedded, until: "the termination owed is being synced") { held.entered.wait(timeout: .now()) == .success }
+        let logPath = temp.spoolPath + "/parts/\(ids[0]).log"
+
+        // The disk is stuck in that fsync; the transport's queue (which signs every request and
+        // runs the multipart driver) and the loop are not.
+        try step(embedded, until: "the small item's request goes out") { embedded.transport.inFlight == 1 }
+        XCTAssertEqual(embedded.transport.started.map(\.request.id), [ids[1]])
+        try embedded.transport.answerNext(.status(200))
+        try step(embedded, until: "the freed slot takes the last item") { embedded.transport.started.count == 2 }
+        XCTAssertEqual(embedded.transport.started.map(\.request.id), [ids[1], ids[2]], "no request of the multipart upload yet")
+        XCTAssertEqual(fs.heldCallsTimedOut, 0, "neither the loop nor the transport waited for the held fsync")
+        XCTAssertTrue(aborts.contains("terminate"), "the termination owed is written, its sync held")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: logPath), "the tus log goes only once its termination owed is durable")
+        XCTAssertEqual(noted.notes, [], "said once it holds")
+
+        held.gate.signal()
+        try step(embedded, until: "CreateMultipartUpload goes out") {
+            embedded.transport.started.contains { $0.request.id == ids[0] && $0.request.url.hasSuffix("?uploads=") }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: logPath), "the tus log is gone (the new upload id is not recorded yet)")
+        XCTAssertEqual(try owed(), [tus.uploadURL])
+        XCTAssertEqual(noted.notes.first, StartOverRecord(otherKind: .tus(tus, offset: 0)).note)
+        guard case .abortOwed(let owed)? = noted.notes.dropFirst().first else { return XCTFail("\(noted.notes)") }
+        XCTAssertEqual(owed.kind, .tusTermination)
     }
 }

@@ -19,7 +19,7 @@ final class PartLogTests: StoreTestCase {
         var expected = upload
         expected.parts = [1: "\"a\"", 2: "\"b\""]
         let reopened = try temp.open()  // the log lives as long as its spool
-        XCTAssertEqual(reopened.partLogs.log(for: id).load(), expected)
+        XCTAssertEqual(reopened.partLogs.log(for: id).load(), .s3(expected))
         XCTAssertEqual(spool.partLogs.state(of: id)?.parts.count, 2)
 
         try log.begin(upload)  // a new upload replaces the old log
@@ -60,7 +60,7 @@ final class PartLogTests: StoreTestCase {
 
         let reopened = try temp.open()
         let again = reopened.partLogs.log(for: id)
-        XCTAssertEqual(again.load()?.parts, [1: "a"])
+        XCTAssertEqual(again.load()?.s3?.parts, [1: "a"])
         try again.record(part: 3, etag: "c")
         XCTAssertEqual(spool.partLogs.state(of: id)?.parts, [1: "a", 3: "c"])
     }

@@ -13,12 +13,12 @@ final class TusJournalTests: StoreTestCase {
 
     func testBegin_isReadBack_withTheLastOffsetNoted_andTheS3ReaderSeesNoUpload() throws {
         let log = spool.partLogs.log(for: id)
-        XCTAssertNil(log.loadTus())
+        XCTAssertNil(log.load())
         try log.begin(record)
         log.recordOffset(16 << 20)
         log.recordOffset(32 << 20)
         let reopened = try temp.open()
-        let loaded = reopened.partLogs.log(for: id).loadTus()
+        let loaded = reopened.partLogs.log(for: id).load()?.tus
         XCTAssertEqual(loaded?.record, record)
         XCTAssertEqual(loaded?.offset, 32 << 20)
         XCTAssertEqual(spool.partLogs.tusState(of: id)?.offset, 32 << 20, "what ls and show read")
@@ -55,7 +55,7 @@ final class TusJournalTests: StoreTestCase {
         handle.write("R 13 0000".data(using: .utf8)!)
         handle.closeFile()
         let again = spool.partLogs.log(for: id)
-        XCTAssertEqual(again.loadTus()?.offset, 5)
+        XCTAssertEqual(again.load()?.tus?.offset, 5)
         again.recordOffset(9)
         XCTAssertEqual(spool.partLogs.tusState(of: id)?.offset, 9)
     }
@@ -74,16 +74,23 @@ final class TusJournalTests: StoreTestCase {
         XCTAssertEqual(spool.partLogs.aborts.owed, [])
     }
 
-    /// An operator who switched --url between s3:// and tus+ while an upload was under way: the
-    /// log of the other kind is given up (its end owed), never misread.
-    func testALogOfTheOtherKind_isGivenUp_whenLoaded() throws {
-        try spool.partLogs.log(for: id).begin(record)
-        XCTAssertNil(spool.partLogs.log(for: id).load())
-        XCTAssertEqual(spool.partLogs.aborts.owed.map(\.kind), [.tusTermination])
+    /// An operator who switched --url between s3:// and tus+ while an upload was under way: a log
+    /// of either kind is read as what it is, never misread. Giving up the other kind is the
+    /// attempt's, through the engine (`StartOverRecord(otherKind:)`): the read owes nothing and
+    /// syncs nothing (it runs on a transport's thread).
+    func testALogOfEitherKind_isReadAsWhatItIs_andTheReadOwesAndSyncsNothing() throws {
+        let fs = RecordingFileSystem()
+        let spool = try temp.open(fs: fs)
+        let log = spool.partLogs.log(for: id)
+        try log.begin(record)
+        log.recordOffset(7)
+        fs.resetLog()
+        XCTAssertEqual(spool.partLogs.log(for: id).load(), .tus(record, offset: 7))
         let s3 = PartLogCodec.State(size: 20 << 20, partSize: 5 << 20, region: "us-east-1", uploadID: "u1", url: "http://h/b/k")
         try spool.partLogs.log(for: id).begin(s3)
-        XCTAssertNil(spool.partLogs.log(for: id).loadTus())
-        XCTAssertEqual(spool.partLogs.aborts.owed.map(\.kind), [.tusTermination, .s3Multipart])
-        XCTAssertFalse(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/\(id).log"))
+        XCTAssertEqual(spool.partLogs.log(for: id).load(), .s3(s3))
+        XCTAssertEqual(fs.calls.filter { $0.name == AbortLog.fileName }.map(\.description), [], "aborts.log is not touched")
+        XCTAssertEqual(spool.partLogs.aborts.owed, [])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/\(id).log"))
     }
 }

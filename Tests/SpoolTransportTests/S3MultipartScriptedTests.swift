@@ -56,8 +56,7 @@ final class S3MultipartScriptedTests: XCTestCase {
         init(id: ItemID, notes: Notes, state: PartLogCodec.State?) { (self.id, self.state, self.notes) = (id, state, notes) }
 
         var current: PartLogCodec.State? { lock.withLock { state } }
-        func load() -> PartLogCodec.State? { lock.withLock { state } }
-        func loadTus() -> (record: TusUploadRecord, offset: Int64)? { nil }
+        func load() -> LoggedUpload? { lock.withLock { state.map { .s3($0) } } }
         func record(_ record: PartRecord, then: @escaping @Sendable (PartRecorded) -> Void) {
             switch record {
             case .s3Upload(let upload): lock.withLock { state = upload }

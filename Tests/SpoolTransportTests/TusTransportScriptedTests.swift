@@ -141,4 +141,56 @@ final class TusTransportScriptedTests: XCTestCase {
         XCTAssertEqual(patch["Authorization"], "Bearer k", "the item's other headers go with every request")
         XCTAssertEqual(server.requests.last, "PATCH http://tus.example:1080/files/u1")
     }
+
+    /// A part recorder whose log holds `logged`; it answers every record at once but a
+    /// start-over, which waits for `answerStartOvers` (its sync held, as the daemon's may be).
+    private final class HeldStartOverRecorder: PartRecorder, @unchecked Sendable {
+        let id: ItemID
+        private let logged: LoggedUpload?
+        private let lock = NSLock()
+        private var records: [PartRecord] = []
+        private var held: [@Sendable (PartRecorded) -> Void] = []
+
+        init(id: ItemID, logged: LoggedUpload?) { (self.id, self.logged) = (id, logged) }
+
+        var asked: [PartRecord] { lock.withLock { records } }
+        func load() -> LoggedUpload? { logged }
+        func record(_ record: PartRecord, then: @escaping @Sendable (PartRecorded) -> Void) {
+            let holds = lock.withLock {
+                records.append(record)
+                guard case .startOver = record else { return false }
+                held.append(then)
+                return true
+            }
+            if !holds { then(.recorded) }
+        }
+        func answerStartOvers() { for then in lock.withLock({ defer { held = [] }; return held }) { then(.recorded) } }
+        func noteOffset(_ offset: Int64) {}
+        func reached(_ step: MultipartStep) {}
+        func reached(_ step: TusStep) {}
+    }
+
+    /// A part log of an S3 upload (`--url` switched from s3:// to tus+): the attempt has the daemon
+    /// give it up as a start-over (its abort owed, the log discarded) and sends nothing to the tus
+    /// server until that is recorded; then it begins anew.
+    func testALogOfAnS3Upload_isGivenUpThroughTheDaemon_beforeAnyRequest() throws {
+        let server = Self.server(size: 2048)
+        var item = try request(1)
+        let s3 = PartLogCodec.State(size: 2048, partSize: 5 << 20, region: "us-east-1", uploadID: "u1", url: "http://h/b/k")
+        let recorder = HeldStartOverRecorder(id: item.id, logged: .s3(s3))
+        item.partRecorder = recorder
+        let outcome = Mutex<UploadOutcome?>(nil)
+        transport(server).start(item) { result in outcome.withLock { $0 = result } }
+        let deadline = Date().addingTimeInterval(10)
+        while recorder.asked.isEmpty && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(recorder.asked, [.startOver(StartOverRecord(otherKind: .s3(s3)))])
+        usleep(50_000)  // a moment to misbehave
+        XCTAssertEqual(server.requests, [], "nothing sent before the S3 upload's abort is owed")
+
+        recorder.answerStartOvers()
+        while outcome.withLock({ $0 }) == nil && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(outcome.withLock { $0 }?.class, .success)
+        XCTAssertEqual(server.requests.prefix(2).map { $0.split(separator: " ")[0] }, ["OPTIONS", "POST"], "a new upload")
+        XCTAssertEqual(recorder.asked.count, 2, "the start-over, then the new upload URL: \(recorder.asked)")
+    }
 }
