@@ -166,6 +166,12 @@ public final class S3SigningTransport: UploadTransport, @unchecked Sendable {
     /// AbortMultipartUpload of `abort`, signed with the current credentials for the region the
     /// upload was created in, within `--timeout` (at most 30 s).
     public func abortUpload(_ abort: OwedAbort, completion: @escaping @Sendable (UploadOutcome) -> Void) {
+        // A tus upload's (a log of the other kind given up): its server is no S3 store, and gets
+        // no request signed with the store's key. Held for a start with a tus+ URL.
+        guard abort.kind == .s3Multipart else {
+            completion(.refusal(.unsupported, "spoold is not uploading to a tus server: it cannot terminate tus upload \(abort.uploadID)"))
+            return
+        }
         var signer = currentSigner()
         signer.region = abort.region
         S3MultipartAttempt.abort(
