@@ -100,6 +100,33 @@ final class OwedEndSyncTests: EngineTestCase {
         XCTAssertEqual(try owed(), ["u1"])
     }
 
+    /// The abort owed cannot be made durable (its fsync fails on the worker): the daemon stops, as
+    /// for any failed sync, and the item is not parked: it stays in inflight/ with its part log,
+    /// for start-up recovery (the attempt is tried again, the upload resumed or given up anew).
+    func testFailedSyncOfTheAbortOwed_stopsTheEngine_withTheItemNotParked() throws {
+        let ids = try enqueue([64])
+        var configuration = configuration(concurrency: 1, direct: false)
+        configuration.multipartThreshold = 32
+        let embedded = try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock, syncs: .own)
+        try embedded.advanceTime(by: 1)
+        let big = try XCTUnwrap(embedded.transport.started.first?.request)
+        try embedded.record(.s3Upload(.init(size: 64, partSize: 5 << 20, region: "us-east-1", uploadID: "u1", url: big.url)), of: big)
+        fs.failCall(.sync, errno: EIO) { $0.name == AbortLog.fileName }
+        try embedded.transport.answerNext(.status(400))
+
+        let deadline = Date().addingTimeInterval(20)
+        var stopped: (any Error)?
+        while stopped == nil && Date() < deadline {
+            do { try embedded.advanceTime(by: 0.1) } catch { stopped = error }
+            usleep(1000)
+        }
+        XCTAssertEqual((stopped as? SystemError)?.errno, .ioError, "\(String(describing: stopped))")
+        XCTAssertEqual(temp.names(in: .failed), [], "not parked: its abort owed is not durable")
+        XCTAssertEqual(Set(temp.names(in: .inflight)), ["\(ids[0]).a1.blob", "\(ids[0]).a1.json"], "left for start-up recovery")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temp.spoolPath + "/parts/\(ids[0]).log"), "its upload still named")
+        XCTAssertFalse(embedded.transport.started.contains { $0.request.method == "DELETE" })
+    }
+
     /// An item whose part log is a tus upload's, sent to S3 now (the operator switched `--url`):
     /// its S3 upload's driver has the engine give the tus upload up, as a start-over (its
     /// termination owed, then the log discarded), on the worker's thread; the transport's queue
