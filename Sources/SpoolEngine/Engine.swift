@@ -345,12 +345,21 @@ public final class Engine {
         return nextCommitLook(now: now, wake: now.adding(milliseconds: Int64(timeout)))
     }
 
-    /// After the last step: waits for background unlinks, removes the spare jsons and tells the
-    /// observers. (The loop ends with no abort in flight, those still owed stay recorded, and no
-    /// commit in flight: every sync handed over was made.)
+    /// After the last step: waits for background unlinks, compacts the index, removes the spare
+    /// jsons and tells the observers. (The loop ends with no abort in flight, those still owed
+    /// stay recorded, and no commit in flight: every sync handed over was made.)
+    ///
+    /// Every transition of the run is complete then, so the index is cut back to its header: the
+    /// next start, a recycled image's included, reads no history and looks for no item it names
+    /// (`Spool.inFlightRecoveryScan` looks in three folders at three attempts for each, which
+    /// took a recycled image 1.7 s for the 8,000 items uploaded since the last compaction).
     public func finish() throws -> RunSummary {
         dropRuns()
-        try spool.drainRemovals()
+        if commits.isEmpty {
+            try spool.compactIndex()
+        } else {
+            try spool.drainRemovals()
+        }
         spool.removeSpareJSONs()
         observers.engineFinished(self, now: clock.now())
         return summary
