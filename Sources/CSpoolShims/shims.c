@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,6 +24,8 @@
 int spoold_syncfs(int fd) { return syncfs(fd); }
 
 int spoold_malloc_trim(void) { return malloc_trim(0); }
+
+int spoold_memfd_create(const char *name) { return memfd_create(name, MFD_CLOEXEC); }
 
 int spoold_forbid_core_dumps(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
 

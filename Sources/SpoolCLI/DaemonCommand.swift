@@ -441,7 +441,7 @@ struct DaemonCommand {
         // First, before URLSession starts threads: they inherit the blocked mask.
         let signals = try StopSignals()
         // What this process was given (a supervisor's pipe, say) is passed on by a recycle.
-        let inherited = ProcessImage.inheritedDescriptors()
+        var inherited = ProcessImage.inheritedDescriptors()
         var log = context.log
         if verbose { log.minimumLevel = .debug }
         if progress { log.linePrefix = DrainProgress.redrawPrefix }
@@ -450,6 +450,13 @@ struct DaemonCommand {
             do { try ProcessImage.forbidCoreDumps() } catch { log.warning("cannot turn core dumps off (they would hold the secrets): \(error)") }
         }
         var handoff = context.environment[RecycleHandoff.variable].flatMap(RecycleHandoff.init(parsing:))
+        // The first items in line, as the last image knew them: the start sends them at once.
+        var line: RecycleLine?
+        if let fd = handoff?.lineDescriptor, let file = ProcessImage.takeHandedFile(fd, named: RecycleLine.fileName, limit: RecycleLine.maximumBytes) {
+            inherited.remove(fd)
+            if case .read(let bytes) = file { line = RecycleLine(parsing: bytes) }
+            if line == nil { log.warning("the line the last image handed on cannot be read; reading pending/ for it") }
+        }
         let spool = try Spool(path: spoolPath)
         spool.takesHardLinkedFiles = allowHardLinks
         let lock = try SpoolLock(spool: spool, inherited: handoff.map { FileDescriptor(rawValue: $0.lockDescriptor) })
@@ -497,7 +504,8 @@ struct DaemonCommand {
             addObservers(to: engine, spool: spool, context: context, log: log)
             let startedAt = handoff?.startedAt ?? context.clock.now()
             if let handoff {
-                engine.resume(from: handoff.summary, startedAt: startedAt)
+                engine.resume(from: handoff.summary, startedAt: startedAt, line: line)
+                line = nil
                 log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
             } else {
                 log.info("\(drain ? "draining" : "running") spool \(spool.path) to \(tusChunkSize == nil ? "" : "tus+")\(configuration.url.template)\(configuration.url.usesHost ? " ({host}: \(configuration.url.host))" : "") (\(tusChunkSize.map { "tus in requests of at most \(ByteUnits.exactText($0))" } ?? configuration.method), \(configuration.concurrency) at once, \(configuration.policy.maximumAttempts) attempts, \(curl == nil ? "urlsession" : "curl")\(configuration.compression.map { ", \($0.rawValue)" } ?? "")\(sizeSettings))")
@@ -516,12 +524,20 @@ struct DaemonCommand {
             // wait as a whole is bounded too (what is left is killed or skipped, and logged).
             hookRunner?.finish(waitingAtMostSeconds: hooks.timeoutSeconds + hooks.killGraceSeconds + 5)
             if summary.stop == .recycle {
-                let next = RecycleHandoff(
+                var next = RecycleHandoff(
                     lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
                     startedAt: startedAt, summary: summary, referenceKiB: engine.recycleReferenceKiB)
+                let handed = engine.lineForNextImage
+                do {
+                    if let handed { next.lineDescriptor = try ProcessImage.handOverFile(named: RecycleLine.fileName, bytes: handed.encoded) }
+                } catch {
+                    log.warning("cannot hand the first items in line to the next image (\(error)); it reads pending/ for them")
+                }
                 recycle(next, requests: engine.requestsStarted, reason: engine.recycleReason, keep: inherited, log: log)
                 // Only if execve failed: carry on in this process.
-                handoff = next
+                if let fd = next.lineDescriptor { ProcessImage.withdrawHandedFile(fd) }
+                next.lineDescriptor = nil
+                (handoff, line) = (next, handed)
                 continue
             }
             // The lock is held until what is left has been counted.
@@ -619,7 +635,8 @@ struct DaemonCommand {
         log.info("recycling after \(requests) requests (RSS \(rss)\(why)): re-executing spoold, recycle \(handoff.generation)")
         let prefix = RecycleHandoff.variable + "="
         let environment = ProcessImage.environment().filter { !$0.hasPrefix(prefix) } + [prefix + handoff.encoded]
-        let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(inherited.union([handoff.lockDescriptor])))
+        let kept = inherited.union([handoff.lockDescriptor] + (handoff.lineDescriptor.map { [$0] } ?? []))
+        let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(kept))
         log.warning("cannot re-execute for the recycle (\(error)); carrying on in this process")
     }
 

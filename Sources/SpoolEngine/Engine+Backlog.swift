@@ -155,8 +155,12 @@ extension Engine {
     /// spoold's own doing, whose transitions the index names) has them repaired first by a
     /// recovery of the whole spool, as `spoold check --repair` would, and is read again.
     func readPendingAtStart(now: Timestamp) throws {
+        if let line = handedLine {
+            handedLine = nil
+            return takeHandedLine(line)
+        }
         let logged = spool.partLogs.loggedItems()
-        let limit = min(backlog.batch, backlog.waitingLimit)
+        let limit = headLimit
         var result = Result { try spool.backlogPass.head(limit: limit, excluding: Set(items.keys), watching: logged) }
         if case .success(let head) = result, head.tally.needsRepair {
             log.info("pending/ holds lone or odd files (\(head.tally.filesSeen)): reading the whole spool to repair them")
@@ -183,6 +187,45 @@ extension Engine {
         } else {
             writeRuns(excluding: Set(items.keys).union(head.entries.prefix(taken).map(\.id)))
         }
+    }
+
+    /// How many of the first items in line a start reads in before the runs of the rest exist.
+    var headLimit: Int { min(backlog.batch, backlog.waitingLimit) }
+
+    /// What a recycle hands to the next image (`resume(from:startedAt:line:)`, made by `finish`
+    /// as `lineForNextImage`): the first pending items in memory, in line order, up to
+    /// `headLimit` and only those nothing on disk comes before (what this image itself could
+    /// claim next), and how many items are queued.
+    func recycleLine() -> RecycleLine {
+        let first = items.lazy.filter { $0.value.state == .pending }
+            .map { self.backlogEntry($0.key, $0.value) }
+            .filter { self.backlog.mayClaim($0) }
+            .sorted()
+            .prefix(min(headLimit, RecycleLine.maximumEntries))
+        return RecycleLine(queued: pendingCount, entries: Array(first))
+    }
+
+    /// A recycled image's start: the line the last image handed on stands in for the start's
+    /// listing of pending/. Its entries that still name a json in pending/ (an operator may have
+    /// moved one meanwhile) are read in and claimed at once, as a listing's head would be; the
+    /// pass writes the runs of everything else in pending/ on its own thread, and until it is done
+    /// the queue is the last image's count. The checks a first start's listing makes of pending/
+    /// (lone files, part logs of items gone) were made by the first image; an item moved into
+    /// pending/ by hand in the instant of the exec is found by the pass.
+    private func takeHandedLine(_ line: RecycleLine) {
+        let entries = line.entries.prefix(headLimit).filter { entry in
+            guard items[entry.id] == nil,
+                  let status = try? spool.status(of: ItemFileName(id: entry.id, attempt: entry.attempt, kind: .json), at: ItemLocation(.pending, attempt: entry.attempt))
+            else { return false }
+            return status.type == .regular
+        }
+        backlog.passStarted()
+        passCount += 1
+        let taken = backlog.passFoundHead(Array(entries))
+        passWillFind = max(0, line.queued - items.count - taken)
+        log.debug("took \(taken) of the \(line.entries.count) first item(s) in line from the last image; reading pending/ for the rest")
+        announceQueue(pendingCount + uploads.count)
+        writeRuns(excluding: Set(items.keys).union(entries.prefix(taken).map(\.id)))
     }
 
     /// Says once how many items the spool holds, as soon as a start knows.

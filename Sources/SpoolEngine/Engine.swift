@@ -34,6 +34,11 @@ public final class Engine {
     var queueAnnounced = false
     /// Items the pass under way will write into its runs, as the start's listing counted them.
     var passWillFind = 0
+    /// The first items in line as the last image knew them (a recycle), taken by the start
+    /// instead of a listing of pending/ (`readPendingAtStart`).
+    var handedLine: RecycleLine?
+    /// What a run that ended for a recycle hands to the next image (`recycleLine`).
+    public private(set) var lineForNextImage: RecycleLine?
     /// When a pass that failed (a full disk for its runs) is tried again.
     var passRetryAt: Timestamp?
     let passInbox = PassInbox()
@@ -247,11 +252,13 @@ public final class Engine {
     }
 
     /// Continues a run an earlier image of this process began (a recycle): its counts go on from
-    /// `summary`, and `drain --max-time` counts from `startedAt`.
-    public func resume(from summary: RunSummary, startedAt: Timestamp) {
+    /// `summary`, `drain --max-time` counts from `startedAt`, and the first items in line it
+    /// handed on (`line`, see `recycleLine`) go out before the first pass has read pending/.
+    public func resume(from summary: RunSummary, startedAt: Timestamp, line: RecycleLine? = nil) {
         self.summary = summary
         self.summary.stop = nil
         runStartedAt = startedAt
+        handedLine = line
     }
 
     /// Runs until stopped (or, for `drain`, until nothing is left), then returns what it did: the
@@ -354,6 +361,7 @@ public final class Engine {
     /// (`Spool.inFlightRecoveryScan` looks in three folders at three attempts for each, which
     /// took a recycled image 1.7 s for the 8,000 items uploaded since the last compaction).
     public func finish() throws -> RunSummary {
+        if summary.stop == .recycle { lineForNextImage = recycleLine() }
         dropRuns()
         if commits.isEmpty {
             try spool.compactIndex()

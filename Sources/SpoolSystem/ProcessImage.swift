@@ -76,6 +76,61 @@ public enum ProcessImage {
         return error
     }
 
+    /// A file in memory only (`memfd_create(2)`) named `name` and holding `bytes`, for the next
+    /// image: pass its descriptor in `reexecute`'s `keep`. Nothing reaches a disk; the file goes
+    /// with its last descriptor.
+    public static func handOverFile(named name: String, bytes: [UInt8]) throws -> Int32 {
+        let fd = spoold_memfd_create(name)
+        guard fd >= 0 else { throw SystemError.last(.memfdCreate, path: name) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let error = SystemError.last(.write, path: name)
+                Glibc.close(fd)
+                throw error
+            }
+            written += n
+        }
+        return fd
+    }
+
+    /// Closes a file `handOverFile` made, when the exec it was made for failed.
+    public static func withdrawHandedFile(_ fd: Int32) { Glibc.close(fd) }
+
+    /// What `takeHandedFile` found in a file handed over.
+    public enum HandedFile: Equatable, Sendable {
+        case read([UInt8])
+        /// Larger than the limit, or a read failed.
+        case unreadable
+    }
+
+    /// Takes a file an earlier image handed over (`handOverFile` with this `name`): reads it from
+    /// its start and closes it. nil, and `fd` left alone, unless `fd` is such a file
+    /// (`/proc/self/fd/<fd>` names `/memfd:<name>`): an inherited number may name anything.
+    public static func takeHandedFile(_ fd: Int32, named name: String, limit: Int) -> HandedFile? {
+        guard fd > 2, let target = linkTarget("/proc/self/fd/\(fd)"), target == "/memfd:\(name) (deleted)" else { return nil }
+        defer { Glibc.close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(bytes.count)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { return .unreadable }
+            if n == 0 { return .read(bytes) }
+            guard bytes.count + n <= limit else { return .unreadable }
+            bytes.append(contentsOf: chunk[0..<n])
+        }
+    }
+
+    private static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let n = readlink(path, &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// This process's environment as `NAME=value` strings (`environ`).
     public static func environment() -> [String] {
         var result: [String] = []

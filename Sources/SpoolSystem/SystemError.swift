@@ -62,5 +62,6 @@ public struct SystemCall: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let forbidCoreDumps: SystemCall = "prctl(PR_SET_DUMPABLE)"
     public static let setCloseOnExec: SystemCall = "fcntl(F_SETFD)"
     public static let execve: SystemCall = "execve"
+    public static let memfdCreate: SystemCall = "memfd_create"
     public static let kill: SystemCall = "kill"
 }

@@ -28,6 +28,40 @@ final class BacklogAtSizeTests: XCTestCase {
         return line.flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") }
     }
 
+    /// The items the daemon took, by their number (f<n>.dat), in the order its log says it took them.
+    private func takenNumbers(_ log: String) -> [Int] {
+        log.split(separator: "\n").compactMap { line -> Int? in
+            guard let at = line.range(of: "spoold debug: uploading "), let dat = line.range(of: ".dat (attempt 1") else { return nil }
+            return Int(line[at.upperBound..<dat.lowerBound].split(separator: "-").last?.dropFirst() ?? "")
+        }
+    }
+
+    /// A drain of a backlog beyond memory that recycles (re-executes itself) on the way: each
+    /// new image starts from the first items in line the last one handed on, without listing
+    /// pending/ first, and the whole backlog still goes out in line, each item once.
+    func testADrainThatRecycles_keepsTheLine_eachNewImageStartingFromTheLineHandedOn() throws {
+        let count = 2_000
+        let spool = try TestSpool(self)
+        try fill(spool, count: count)
+        let receiver = UploadReceiver(script: .always(201), keepBodiesInMemory: false)
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let result = try SpooldProcess.run([
+            "drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--verbose",
+            "--queue-memory", "400", "--recycle-after", "500",
+        ], timeout: 120)
+        XCTAssertEqual(result.exitCode, 0, String(result.stderr.suffix(2000)))
+        let lines = result.stderr.split(separator: "\n")
+        let recycles = lines.filter { $0.contains("draining again after recycle") }.count
+        XCTAssertGreaterThanOrEqual(recycles, 3, String(result.stderr.suffix(2000)))
+        // A quarter of --queue-memory, handed on whole each time.
+        let handed = lines.filter { $0.contains("took 100 of the 100 first item(s) in line from the last image") }.count
+        XCTAssertEqual(handed, recycles, String(result.stderr.suffix(2000)))
+        XCTAssertEqual(takenNumbers(result.stderr), Array(0..<count), "in line order across the images")
+        XCTAssertEqual(receiver.requests.count, count, "each item once")
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
     func testAHundredThousandQueued_goOutOldestFirst_inBoundedMemory_andStatusCountsThemAll() throws {
         let count = 100_000
         let spool = try TestSpool(self)
@@ -48,10 +82,7 @@ final class BacklogAtSizeTests: XCTestCase {
 
         // Oldest first: the daemon took f0.dat, f1.dat, ... in that order (its log says which it
         // sends as it takes each; the receiver sees them as 4 connections deliver them).
-        let taken = daemon.readErr().split(separator: "\n").compactMap { line -> Int? in
-            guard let at = line.range(of: "spoold debug: uploading "), let dat = line.range(of: ".dat (attempt 1") else { return nil }
-            return Int(line[at.upperBound..<dat.lowerBound].split(separator: "-").last?.dropFirst() ?? "")
-        }
+        let taken = takenNumbers(daemon.readErr())
         XCTAssertGreaterThanOrEqual(taken.count, window, String(daemon.readErr().suffix(2000)))
         XCTAssertEqual(taken, Array(0..<taken.count), "in line order")
 

@@ -140,6 +140,76 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
 
+    /// A recycle hands the next image the first items in line (`Engine.lineForNextImage`): the
+    /// new image sends them without listing pending/ first, skips an entry that no longer names
+    /// a json there, and its pass finds everything else (an item put there by hand in the
+    /// instant of the exec, an item moved on an attempt) and sends it, the rest in line.
+    func testARecycledImage_sendsTheLineItWasHanded_beforeItsPassHasReadPending_thenTheRestInLine() throws {
+        let count = 2_000
+        let expected = try writeQueue(count) { n, id in
+            n % 101 == 7 ? Timestamp(millisecondsSinceEpoch: id.createdAt!.millisecondsSinceEpoch + 40) : nil
+        }
+        var configuration = configuration(settle: 0, concurrency: 4, direct: false)
+        configuration.queueMemory = 200  // a head of 50 (a quarter of memory, at most a load)
+        configuration.recycle = RecycleTrigger(maximumRequests: 300, growthLimitKiB: 0, checkEveryRequests: 1)
+        fs.skipsSyncs = true  // order is the subject here, not durability
+        let first = try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock)
+        first.transport.autoAnswer = .status(201)
+        while first.transport.inFlight > 0 { try first.transport.answerNext(.status(201)) }
+        var seconds = 0
+        while first.summary == nil, seconds < 60 {
+            try first.advanceTime(by: 1)
+            seconds += 1
+        }
+        XCTAssertEqual(first.summary?.stop, .recycle)
+        let sent = first.transport.started.map(\.request.id)
+        XCTAssertEqual(sent, expected.prefix(sent.count).map(\.id), "the first image, in line")
+        let line = try XCTUnwrap(first.engine.lineForNextImage)
+        let left = Array(expected.dropFirst(sent.count))
+        XCTAssertEqual(line.entries, Array(left.prefix(50)), "the next 50 in line")
+        XCTAssertEqual(line.queued, left.count)
+
+        // Between the images: one handed item is purged, another moved on to its next attempt
+        // (same place in line), and an item older than all is put into pending/ by hand.
+        let (gone, moved) = (line.entries[10], line.entries[20])
+        for kind in [ItemFileName.Kind.json, .blob] {
+            XCTAssertEqual(unlink(temp.path(.pending, ItemFileName(id: gone.id, attempt: gone.attempt, kind: kind).description)), 0)
+            XCTAssertEqual(rename(
+                temp.path(.pending, ItemFileName(id: moved.id, attempt: moved.attempt, kind: kind).description),
+                temp.path(.pending, ItemFileName(id: moved.id, attempt: moved.attempt + 1, kind: kind).description)), 0)
+        }
+        let t = timespec(tv_sec: Int(moved.notBefore.millisecondsSinceEpoch / 1000), tv_nsec: Int(moved.notBefore.millisecondsSinceEpoch % 1000) * 1_000_000)
+        var times = [t, t]
+        XCTAssertEqual(utimensat(AT_FDCWD, temp.path(.pending, ItemFileName(id: moved.id, attempt: moved.attempt + 1, kind: .json).description), &times, 0), 0)
+        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - Int64(count) - 600_000)
+        var early = maker.metadata("early.dat")
+        early.size = 1
+        try writeItem(early, attempt: 0)
+
+        configuration.recycle = RecycleTrigger(maximumRequests: 0, growthLimitKiB: 0)
+        let held = Mutex<[@Sendable () -> Void]>([])
+        let next = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
+            runPass: { work in held.withLock { $0.append(work) } }, line: line)
+        let head = line.entries.filter { $0 != gone && $0 != moved }
+        // A listing of pending/ would have found the early item first.
+        XCTAssertEqual(next.transport.started.map(\.request.id), head.prefix(4).map(\.id), "the handed line goes out at once")
+        XCTAssertFalse(held.withLock(\.isEmpty), "the pass is still to read pending/")
+        XCTAssertEqual(next.engine.pendingCount + next.engine.uploads.count, left.count, "the last image's count until the pass")
+        next.transport.autoAnswer = .status(201)
+        while next.transport.inFlight > 0 { try next.transport.answerNext(.status(201)) }
+        for _ in 0..<5 { try next.advanceTime(by: 1) }
+        XCTAssertEqual(next.transport.started.map(\.request.id), head.dropLast().map(\.id), "the line up to its last entry")
+
+        for _ in 0..<10 {
+            for work in held.withLock({ list in defer { list.removeAll() }; return list }) { work() }
+            try next.advanceTime(by: 1)
+        }
+        let rest = [ItemID(early.id)!, moved.id] + left.dropFirst(49).filter { $0 != gone && $0 != moved }.map(\.id)
+        XCTAssertEqual(next.transport.started.map(\.request.id), head.dropLast().map(\.id) + rest, "what the pass found, then the rest in line")
+        XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
+    }
+
     func testWhileABacklogWaits_newFilesGoAfterIt_andAnOlderItemAnOperatorPutBackGoesFirst() throws {
         let count = 300
         let now = clock.now()

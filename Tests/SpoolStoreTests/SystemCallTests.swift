@@ -48,6 +48,32 @@ final class SystemCallTests: XCTestCase {
 
     /// The one loop for short writes: a writer that takes 3 bytes a call gets every byte, in
     /// order; one that takes none fails with EIO instead of spinning.
+    /// The recycle's line travels in a memory-only file: the next image reads back exactly what
+    /// was written, and takes no descriptor that is not such a file of that name (an inherited
+    /// number may name a supervisor's pipe or a file), nor one larger than its limit.
+    func testHandedFile_readsBackWhatWasHandedOver_andTakesNoOtherDescriptor() throws {
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let fd = try ProcessImage.handOverFile(named: "spoold-test-line", bytes: bytes)
+        XCTAssertNil(ProcessImage.takeHandedFile(fd, named: "spoold-other", limit: 1 << 20), "another name")
+        XCTAssertGreaterThanOrEqual(fcntl(fd, F_GETFD), 0, "left open")
+        let taken = ProcessImage.takeHandedFile(fd, named: "spoold-test-line", limit: 1 << 20)
+        XCTAssertTrue(taken == .read(bytes), "every byte, in order")
+        XCTAssertEqual(fcntl(fd, F_GETFD), -1, "closed once taken")
+        let large = try ProcessImage.handOverFile(named: "spoold-test-line", bytes: bytes)
+        XCTAssertTrue(ProcessImage.takeHandedFile(large, named: "spoold-test-line", limit: 100_000) == .unreadable, "over the limit")
+        XCTAssertEqual(fcntl(large, F_GETFD), -1, "taken, and closed")
+
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        defer { ends.forEach { _ = close($0) } }
+        XCTAssertNil(ProcessImage.takeHandedFile(ends[0], named: "spoold-test-line", limit: 1 << 20), "a pipe")
+        XCTAssertGreaterThanOrEqual(fcntl(ends[0], F_GETFD), 0, "left open")
+        let file = open("/proc/self/exe", O_RDONLY)
+        defer { close(file) }
+        XCTAssertNil(ProcessImage.takeHandedFile(file, named: "spoold-test-line", limit: 1 << 30), "a file on disk")
+        XCTAssertGreaterThanOrEqual(fcntl(file, F_GETFD), 0, "left open")
+    }
+
     func testWriteLoop_continuesShortWrites_andAWriteOfNothingIsAnError() throws {
         let bytes = Array(0..<100).map(UInt8.init)
         var written: [UInt8] = []

@@ -34,7 +34,8 @@ public final class EmbeddedEngine {
         spool: Spool, configuration: EngineConfiguration, clock: ManualClock = ManualClock(),
         observers: [any EngineObserver] = [], residentKiB: @escaping () -> Int? = { nil }, sizeGate: SpoolSizeGate? = nil,
         transport: ScriptedTransport? = nil, runPass: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
-        syncs: SyncThread = .loop, wrapping: ((ScriptedTransport) -> any UploadTransport)? = nil
+        syncs: SyncThread = .loop, wrapping: ((ScriptedTransport) -> any UploadTransport)? = nil,
+        line: RecycleLine? = nil
     ) throws {
         self.clock = clock
         events = try ScriptedEventSource()
@@ -48,6 +49,8 @@ public final class EmbeddedEngine {
         for observer in observers { engine.observers.add(observer) }
         engine.sizeGate = sizeGate
         startedAt = clock.now()
+        // A recycled image's engine: the first items in line as the last image handed them on.
+        if let line { engine.resume(from: RunSummary(), startedAt: startedAt, line: line) }
         try engine.start()
         nextWake = startedAt
         try advanceTime(by: 0)

@@ -37,6 +37,10 @@ int spoold_forbid_core_dumps(void);
 /// <malloc.h>, which Swift's Glibc module does not include. Returns 1 if memory was released.
 int spoold_malloc_trim(void);
 
+/// memfd_create(name, MFD_CLOEXEC): a file in memory only, gone with its last descriptor.
+/// _GNU_SOURCE only. Returns the descriptor, or -1 with errno.
+int spoold_memfd_create(const char *name);
+
 /// fcntl(fd, F_SETLEASE, F_RDLCK): fails with EAGAIN while any process holds the file open for
 /// writing; EACCES when we are neither its owner nor hold CAP_LEASE. F_SETLEASE is _GNU_SOURCE only.
 int spoold_take_read_lease(int fd);
