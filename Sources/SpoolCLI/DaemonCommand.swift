@@ -501,10 +501,11 @@ struct DaemonCommand {
                 spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
                 processTag: UInt64.random(in: 0...UInt64.max), events: try SystemEventSource(stopSignals: signals), pacer: pacer)
             if let hookRunner { engine.observers.add(hookRunner) }
-            addObservers(to: engine, spool: spool, context: context, log: log)
+            let queue = addObservers(to: engine, spool: spool, context: context, log: log)
             let startedAt = handoff?.startedAt ?? context.clock.now()
             if let handoff {
                 engine.resume(from: handoff.summary, startedAt: startedAt, line: line)
+                queue.resume(from: line?.figures)
                 line = nil
                 log.info("\(drain ? "draining" : "running") again after recycle \(handoff.generation) (pid \(getpid()))")
             } else {
@@ -527,7 +528,8 @@ struct DaemonCommand {
                 var next = RecycleHandoff(
                     lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
                     startedAt: startedAt, summary: summary, referenceKiB: engine.recycleReferenceKiB)
-                let handed = engine.lineForNextImage
+                var handed = engine.lineForNextImage
+                handed?.figures = queue.figuresForNextImage
                 do {
                     if let handed { next.lineDescriptor = try ProcessImage.handOverFile(named: RecycleLine.fileName, bytes: handed.encoded) }
                 } catch {
@@ -604,7 +606,9 @@ struct DaemonCommand {
     /// What watches the engine without steering it (metrics, systemd, progress, the counts for
     /// `status`) and the size limit's gate. Made anew with each engine, so after a recycle the
     /// metrics' counters restart.
-    func addObservers(to engine: Engine, spool: Spool, context: CommandContext, log: EventLog) {
+    /// Returns the queue's sums, which a recycle hands on.
+    @discardableResult
+    func addObservers(to engine: Engine, spool: Spool, context: CommandContext, log: EventLog) -> QueueBytes {
         let queue = QueueBytes(spool: spool)
         engine.observers.add(queue)
         engine.observers.add(QueueCountsPublisher(spool: spool, queue: queue, limit: sizeLimit, log: log))
@@ -616,6 +620,7 @@ struct DaemonCommand {
         }
         if let metricsPath { engine.observers.add(SpoolMetrics(spool: spool, queue: queue, path: metricsPath, log: log)) }
         if let notifier = SystemdNotifier.fromEnvironment(context.environment) { engine.observers.add(notifier) }
+        return queue
     }
 
     /// Re-executes this program (same pid, arguments and environment, plus the handoff) to give

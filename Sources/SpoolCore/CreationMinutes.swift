@@ -103,6 +103,34 @@ public struct CreationMinutes: Equatable, Sendable {
         return next.map { Timestamp(millisecondsSinceEpoch: $0) }
     }
 
+    /// The counts as text lines, for a recycle's hand-off (`RecycleLine`): `older <cutoff> <n>`
+    /// (the cutoff `-` before any fold), then `minute <minute> <n>` for each minute kept.
+    public var lines: [String] {
+        ["older \(cutoff == .min ? "-" : String(cutoff)) \(older)"]
+            + counts.sorted { $0.key < $1.key }.map { "minute \($0.key) \($0.value)" }
+    }
+
+    /// The counts `lines` wrote; nil unless every line is one of those, counts positive, each
+    /// minute once and none below the cutoff.
+    public init?(lines: some Collection<Substring>) {
+        guard let first = lines.first else { return nil }
+        let head = first.split(separator: " ")
+        guard head.count == 3, head[0] == "older", let older = Int(head[2]), older >= 0 else { return nil }
+        if head[1] != "-" {
+            guard let cutoff = Int64(head[1]) else { return nil }
+            self.cutoff = cutoff
+        }
+        (self.older, total) = (older, older)
+        for line in lines.dropFirst() {
+            let parts = line.split(separator: " ")
+            guard parts.count == 3, parts[0] == "minute", let minute = Int64(parts[1]), let count = Int(parts[2]), count > 0,
+                  minute >= cutoff, counts[minute] == nil
+            else { return nil }
+            counts[minute] = count
+            total += count
+        }
+    }
+
     /// Forgets everything (the queue emptied, or is counted again).
     public mutating func removeAll() {
         counts.removeAll()

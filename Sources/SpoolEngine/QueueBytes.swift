@@ -17,7 +17,8 @@ import Synchronization
 /// files back meanwhile). That count lists every name but stats the files of at most about
 /// `startSampleBudget` items, a fixed share of the ids, and scales their sums up (`isEstimated`):
 /// a stat of both files of a million items would take a core for many seconds, from the uploads
-/// of a daemon just back from an outage, and hold its intake as long. Changes while it counts are kept aside and added to
+/// of a daemon just back from an outage, and hold its intake as long. A recycled image takes the
+/// sums its last image handed on instead (`resume(from:)`). Changes while it counts are kept aside and added to
 /// its result; an item that moved while it was being counted may be off until the queue beyond
 /// memory empties, when the sums start again from memory alone.
 public final class QueueBytes: EngineObserver {
@@ -73,6 +74,22 @@ public final class QueueBytes: EngineObserver {
         engine.uploads.keys.reduce(QueueUsage()) { $0 + (sizes[$1] ?? QueueUsage(items: 1)) }
     }
 
+    /// The figures the last image handed on (a recycle), which stand in for the start-up count.
+    private var handed: RecycleLine.Figures?
+
+    /// Set before the engine starts in a recycled image: what the last one counted
+    /// (`figuresForNextImage`) is taken instead of counting pending/ again.
+    public func resume(from figures: RecycleLine.Figures?) { handed = figures }
+
+    /// What this image's sums say the queue takes, for the next image (a recycle, once the
+    /// engine finished: nothing in flight); nil while the start-up count is still running.
+    public var figuresForNextImage: RecycleLine.Figures? {
+        takeCensus()
+        guard !counting else { return nil }
+        ages.fold(now: engine?.clock.now() ?? Timestamp(millisecondsSinceEpoch: 0))
+        return RecycleLine.Figures(usage: (inMemory + outside).clamped, isEstimated: isEstimated, ages: ages)
+    }
+
     public func engineStarted(_ engine: Engine, now: Timestamp) {
         self.engine = engine
         // What start-up told before now is in the engine's items: counted from them alone.
@@ -81,6 +98,14 @@ public final class QueueBytes: EngineObserver {
         for (id, lifecycle) in engine.items {
             add(id, at: lifecycle.location)
             joinAges(id)
+        }
+        if let figures = handed {
+            // A recycled image: the last image's sums cover the queue, those in memory now too.
+            handed = nil
+            outside = (figures.usage - inMemory).clamped
+            isEstimated = figures.isEstimated
+            ages = figures.ages
+            return
         }
         guard engine.queuedOutsideMemory > 0 || !engine.backlog.isEmpty else { return }
         // Everything queued beyond memory, counted once off the engine's thread.

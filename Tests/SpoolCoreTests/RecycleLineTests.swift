@@ -15,6 +15,25 @@ final class RecycleLineTests: XCTestCase {
         XCTAssertEqual(RecycleLine(parsing: full.encoded), full)
     }
 
+    func testFigures_travelWithTheLine_agesAndAll() {
+        var ages = CreationMinutes()
+        for ms: Int64 in [1_000, 61_000, 61_500, 7_200_000_000] { ages.add(Timestamp(millisecondsSinceEpoch: ms)) }
+        ages.fold(now: Timestamp(millisecondsSinceEpoch: 7_200_000_000))  // the first three fold into one count
+        let figures = RecycleLine.Figures(usage: QueueUsage(items: 4, payloadBytes: 64, diskBytes: 32_768), isEstimated: true, ages: ages)
+        let line = RecycleLine(queued: 4, entries: [entry(5, "a.jpg")], figures: figures)
+        let parsed = RecycleLine(parsing: line.encoded)
+        XCTAssertEqual(parsed, line)
+        XCTAssertEqual(parsed?.figures?.ages.total, 4)
+        XCTAssertEqual(parsed?.figures?.ages.shape(now: Timestamp(millisecondsSinceEpoch: 7_200_060_000)),
+                       ages.shape(now: Timestamp(millisecondsSinceEpoch: 7_200_060_000)))
+        let text = String(decoding: line.encoded, as: UTF8.self)
+        for bad in ["figures 4 64 32768 2", "figures 4 -64 32768 1", "figures 4 64 1"] {
+            XCTAssertNil(RecycleLine(parsing: Array(text.replacingOccurrences(of: "figures 4 64 32768 1", with: bad).utf8)), bad)
+        }
+        XCTAssertNil(RecycleLine(parsing: Array(text.replacingOccurrences(of: "minute", with: "minutes").utf8)))
+        XCTAssertNil(RecycleLine(parsing: Array(text.replacingOccurrences(of: "older", with: "old").utf8)))
+    }
+
     func testParsing_refusesAnythingButAWholeLineInOrder() {
         let good = RecycleLine(queued: 3, entries: [entry(5, "a.jpg"), entry(6, "b.jpg")]).encoded
         XCTAssertNotNil(RecycleLine(parsing: good))

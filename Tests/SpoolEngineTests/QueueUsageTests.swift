@@ -123,6 +123,49 @@ final class QueueUsageTests: EngineTestCase {
         XCTAssertEqual(after.limit?.items, 1_000_000)
     }
 
+    /// A recycle hands the queue's figures on (`QueueBytes.figuresForNextImage`): the new image
+    /// takes them instead of counting pending/ again, so its limits do not hold files back
+    /// meanwhile, and what joins after adds to them.
+    func testARecycledImage_takesTheFiguresItWasHanded_insteadOfCountingTheQueueAgain() throws {
+        _ = try writeItems(1_000, dueIn: 3600)
+        let log = EventLog(minimumLevel: .error, clock: { [clock] in clock!.now() })
+        fs.skipsSyncs = true  // the count is the subject, not durability
+        var configuration = configuration(settle: 0, concurrency: 2, direct: false)
+        configuration.queueMemory = 10
+        let first = QueueBytes(spool: try temp.open(fs: fs))
+        let image = try EmbeddedEngine(spool: try temp.open(fs: fs), configuration: configuration, clock: clock, observers: [first])
+        let counted = try XCTUnwrap(first.usage)
+        image.engine.requestStop()
+        try image.advanceTime(by: 1)
+        XCTAssertNotNil(image.summary)
+        let figures = try XCTUnwrap(first.figuresForNextImage)
+        XCTAssertEqual(figures.usage.diskBytes, counted.diskBytes)
+        XCTAssertEqual(figures.usage.items, 1_000)
+        XCTAssertEqual(figures.ages.total, 1_000)
+
+        try drop("new.bin")
+        let spool = try temp.open(fs: fs)
+        let queue = QueueBytes(spool: spool)
+        queue.resume(from: figures)
+        let gate = SpoolSizeGate(limit: SpoolSizeLimit(items: 1_000_000), queue: queue, spool: spool, log: log)
+        let counts = QueueCountsPublisher(spool: spool, queue: queue, limit: gate.limit, log: log)
+        let deferred = Mutex<[@Sendable () -> Void]>([])
+        let next = try EmbeddedEngine(
+            spool: spool, configuration: configuration, clock: clock, observers: [queue, gate, counts], sizeGate: gate,
+            runPass: { work in deferred.withLock { $0.append(work) } },
+            line: RecycleLine(queued: 1_000, entries: [], figures: figures))
+        let usage = try XCTUnwrap(queue.usage, "not counting: the figures handed on stand in")
+        XCTAssertEqual(temp.names(in: .incoming), [], "taken in at once")
+        XCTAssertEqual(usage.diskBytes, try allocatedInPending() + allocatedInFlight(), "the handed figures, and the new file's blocks")
+        let file = try XCTUnwrap(QueueCountsFile.read(in: spool))
+        XCTAssertFalse(file.counting)
+        XCTAssertEqual(file.pendingByAge.total, file.pending.count, "every pending item by age, the new one too")
+        for work in deferred.withLock({ list in defer { list.removeAll() }; return list }) { work() }
+        try next.advanceTime(by: 1)
+        XCTAssertEqual(queue.usage?.items, 1_001)
+        XCTAssertEqual(queue.usage?.diskBytes, try allocatedInPending() + allocatedInFlight())
+    }
+
     /// Beyond its sample budget, the start-up count stats the files of a share of the items and
     /// scales their sums up: the figures say they are estimated (here exact all the same: every
     /// item takes the same), and `status` shows them as such.
