@@ -20,8 +20,8 @@ import SpoolSystem
 ///
 /// `bytes` and `diskBytes` are missing while `counting` (the daemon is still counting, once at
 /// start, what lies beyond its memory), and `estimated` is true in a figure whose bytes are partly
-/// scaled up from a sample (what lay beyond memory at start, when it held more than
-/// 65,536 items); `pendingByAge` counts items by age in status's doubling
+/// scaled up from a sample (what lay beyond memory at start, when it held more than the engine's
+/// `QueueBytes.defaultStartSampleBudget` items); `pendingByAge` counts items by age in status's doubling
 /// buckets as of `updated`; `maxSpoolSize` and `maxItems` are there when the daemon has them.
 public enum QueueCountsFile {
     public static let fileName = "counts"

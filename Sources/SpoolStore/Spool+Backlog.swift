@@ -13,15 +13,7 @@ import SpoolSystem
 /// any a stop left behind. A pass only reads the spool: it may run on a thread of its own.
 extension Spool {
     /// Prefix of run files in tmp/.
-    public static let backlogRunPrefix = "backlog."
-
-    /// Reads pending/ and writes every item json whose id is not in `excluding` (those in memory)
-    /// into sorted runs. `pass` numbers the runs' names.
-    public func readBacklog(
-        excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536
-    ) throws -> BacklogRuns {
-        try backlogPass.run(excluding: excluding, watching: watching, pass: pass, chunkSize: chunkSize)
-    }
+    static let backlogRunPrefix = "backlog."
 
     /// Which of `ids` have an item file in `folder` (any attempt), read name by name.
     public func itemsPresent(_ ids: Set<ItemID>, in folder: SpoolFolder) throws -> Set<ItemID> {
@@ -43,14 +35,16 @@ extension Spool {
     public var backlogPass: BacklogPass { BacklogPass(fs: fs, pending: descriptor(.pending), tmp: descriptor(.tmp)) }
 }
 
-/// A pass over pending/ (`Spool.readBacklog`), apart from the spool so it can run on another
+/// A pass over pending/ (`Spool.backlogPass`), apart from the spool so it can run on another
 /// thread: it only lists and stats pending/ and writes its own runs in tmp/.
 public struct BacklogPass: Sendable {
     let fs: any FileSystem
     let pending: FileDescriptor
     let tmp: FileDescriptor
 
-    /// `watching`: ids whose presence in pending/ the caller wants to know (`BacklogRuns.watchedSeen`).
+    /// Reads pending/ and writes every item json whose id is not in `excluding` (those in memory)
+    /// into sorted runs of `chunkSize` entries; `pass` numbers the runs' names. `watching`: ids
+    /// whose presence in pending/ the caller wants to know (`BacklogRuns.watchedSeen`).
     public func run(excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
         var chunk = BacklogChunk()
         var runs = BacklogRuns(fs: fs, tmp: tmp)

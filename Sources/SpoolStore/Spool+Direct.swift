@@ -14,7 +14,7 @@ import SpoolSystem
 /// the seconds before its upload, as it could in incoming/ (the Maildir rule: the writer syncs).
 extension Spool {
     /// The extended attribute holding a directly sent blob's path below incoming/ (its bytes).
-    public static let directNameAttribute = "user.spoold.name"
+    static let directNameAttribute = "user.spoold.name"
 
     /// What `takeForDirectUpload` did.
     public enum DirectTake: Sendable {

@@ -6,7 +6,7 @@ import SpoolSystem
 /// swapped for a link between a scan and an open cannot lead out of incoming/.
 extension Spool {
     /// Deepest folder level under incoming/ that is walked; deeper folders are left alone.
-    public static let maximumIncomingDepth = 32
+    static let maximumIncomingDepth = 32
 
     /// A name under incoming/ whose file or folder a writer is still working on: the Maildir
     /// rule (a dot-name) applied to every component of the path.
@@ -15,7 +15,7 @@ extension Spool {
     }
 
     /// Runs `body` with the folder holding `path` (opened for the call) and the last name in it.
-    public func withIncomingFolder<T>(of path: String, _ body: (FileDescriptor, String) throws -> T) throws -> T {
+    func withIncomingFolder<T>(of path: String, _ body: (FileDescriptor, String) throws -> T) throws -> T {
         let parent = try openIncomingParent(path)
         defer { if parent.owned { fs.close(parent.folder) } }
         return try body(parent.folder, parent.name)
@@ -51,7 +51,7 @@ extension Spool {
 
     /// Opens a folder under incoming/ (`""` is incoming/ itself, returned as a duplicate so the
     /// caller always closes what it gets).
-    public func openIncomingFolder(_ path: String) throws -> FileDescriptor {
+    func openIncomingFolder(_ path: String) throws -> FileDescriptor {
         let components = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if components.isEmpty { return try fs.open(".", relativeTo: descriptor(.incoming), flags: [.directory], mode: 0) }
         return try openIncomingFolder(components)

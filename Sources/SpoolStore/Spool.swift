@@ -254,7 +254,7 @@ public final class Spool {
 
     /// Commits in progress (`beginCommit` to the last `continueCommit`): the index is compacted
     /// only when there are none, since compaction drops the records they still rely on.
-    public private(set) var commitsInProgress = 0
+    private(set) var commitsInProgress = 0
 
     /// Moves items between folders, durably, as one batch: stage new json contents in tmp/ and
     /// fsync them, append and sync the index, rename (blob first, json last), fsync each touched
@@ -428,7 +428,7 @@ public final class Spool {
 
     /// Gives up a commit whose syncs failed (the caller stops): it no longer holds off compaction.
     /// Its staged jsons are left to recovery if their records were written, removed otherwise.
-    public func abandon(_ commit: Commit) {
+    func abandon(_ commit: Commit) {
         if commit.phase == .staged { removeStaged(of: commit) }
         commitsInProgress -= 1
     }
@@ -805,7 +805,7 @@ public final class Spool {
         }
     }
 
-    public func setModificationTime(_ name: String, in folder: SpoolFolder, to time: Timestamp) throws {
+    func setModificationTime(_ name: String, in folder: SpoolFolder, to time: Timestamp) throws {
         let fd = try fs.open(name, relativeTo: descriptor(folder), flags: [.readOnly, .nonBlocking], mode: 0)
         try fs.closing(fd) { fd in try fs.setModificationTime(fd, milliseconds: time.millisecondsSinceEpoch) }
     }

@@ -523,7 +523,7 @@ func backlogPass(_ arguments: Arguments) {
         let head = try spool.backlogPass.head(limit: 1024, excluding: [])
         let headSeconds = monotonicSeconds() - headStart
         let start = monotonicSeconds()
-        let runs = try spool.readBacklog(excluding: [], pass: 1, chunkSize: arguments.int("--chunk", 65_536))
+        let runs = try spool.backlogPass.run(excluding: [], pass: 1, chunkSize: arguments.int("--chunk", 65_536))
         let passSeconds = monotonicSeconds() - start
         var reader = try runs.open()
         var read = 0

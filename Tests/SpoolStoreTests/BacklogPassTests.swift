@@ -1,6 +1,6 @@
 import Glibc
 import SpoolCore
-import SpoolStore
+@testable import SpoolStore
 import SpoolTestSupport
 import XCTest
 
@@ -29,7 +29,7 @@ final class BacklogPassTests: StoreTestCase {
 
     func testPass_readsEveryItemInLineOrder_acrossChunks_andSkipsThoseInMemory() throws {
         let ids = try addItems(25)
-        let runs = try spool.readBacklog(excluding: [ids[3], ids[7]], pass: 1, chunkSize: 4)
+        let runs = try spool.backlogPass.run(excluding: [ids[3], ids[7]], pass: 1, chunkSize: 4)
         defer { runs.remove() }
         XCTAssertEqual(runs.names.count, 6, "23 entries in chunks of 4")
         XCTAssertTrue(runs.names.allSatisfy { temp.names(in: .tmp).contains($0) })
@@ -67,7 +67,7 @@ final class BacklogPassTests: StoreTestCase {
         let all = try spool.backlogPass.head(limit: 100, excluding: [])
         XCTAssertTrue(all.isWhole)
         XCTAssertEqual(all.entries.count, 40)
-        let runs = try spool.readBacklog(excluding: [], pass: 1, chunkSize: 7)
+        let runs = try spool.backlogPass.run(excluding: [], pass: 1, chunkSize: 7)
         defer { runs.remove() }
         XCTAssertEqual(try readAll(runs), all.entries, "the same line as the runs")
     }
@@ -81,7 +81,7 @@ final class BacklogPassTests: StoreTestCase {
         let later = ids[2].createdAt!.adding(seconds: 60)
         try spool.setModificationTime("\(first).a1.json", in: .pending, to: later)
 
-        let runs = try spool.readBacklog(excluding: [], pass: 1)
+        let runs = try spool.backlogPass.run(excluding: [], pass: 1)
         defer { runs.remove() }
         let read = try readAll(runs)
         XCTAssertEqual(read.map(\.id), [ids[1], ids[2], first])
@@ -93,19 +93,19 @@ final class BacklogPassTests: StoreTestCase {
         _ = try addItems(2)
         try temp.write([1], to: "stray.txt", in: .pending)
         try temp.write([1], to: "20261121T141003123Z-x.a01.json", in: .pending)
-        let runs = try spool.readBacklog(excluding: [], pass: 1)
+        let runs = try spool.backlogPass.run(excluding: [], pass: 1)
         defer { runs.remove() }
         XCTAssertEqual(try readAll(runs).count, 2)
     }
 
     func testLoneFilesAndOddEntries_areNoticed_forARepair() throws {
         let ids = try addItems(3)
-        let healthy = try spool.readBacklog(excluding: [], pass: 1)
+        let healthy = try spool.backlogPass.run(excluding: [], pass: 1)
         healthy.remove()
         XCTAssertFalse(healthy.tally.needsRepair)
 
         XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.json")), 0)  // a lone blob
-        let lone = try spool.readBacklog(excluding: [], pass: 2)
+        let lone = try spool.backlogPass.run(excluding: [], pass: 2)
         lone.remove()
         XCTAssertTrue(lone.tally.needsRepair)
         XCTAssertFalse(lone.tally.pairsMatch)
@@ -113,7 +113,7 @@ final class BacklogPassTests: StoreTestCase {
         XCTAssertEqual(unlink(temp.path(.pending, "\(ids[1]).a0.blob")), 0)
         XCTAssertEqual(mkdir(temp.path(.pending, "\(ids[1]).a0.json"), 0o700), 0)
         XCTAssertEqual(mkdir(temp.path(.pending, "\(ids[1]).a0.blob"), 0o700), 0)
-        let odd = try spool.readBacklog(excluding: [], pass: 3)
+        let odd = try spool.backlogPass.run(excluding: [], pass: 3)
         odd.remove()
         XCTAssertTrue(odd.tally.pairsMatch, "named in pairs")
         XCTAssertEqual(odd.tally.oddEntries, 2)

@@ -1,6 +1,6 @@
 import Glibc
 import SpoolCore
-import SpoolStore
+@testable import SpoolStore
 import SpoolSystem
 import SpoolTestSupport
 import XCTest
