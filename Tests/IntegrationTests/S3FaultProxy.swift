@@ -9,6 +9,9 @@ import XCTest
 /// (the store never sees it), or pass it on and drop the connection instead of relaying the
 /// answer (the store did the work; the client cannot know).
 ///
+/// It can also hold: once the bytes relayed reach a mark, it relays no more until released, so a
+/// kill lands at that mark (within one read of 256 KiB) however late the test's thread gets to it.
+///
 /// HTTP/1.1 without pipelining, as spoold's transports speak it: a connection's next request
 /// starts after the answer to the last one, so the first bytes the store sends after a request
 /// are its answer's status line. Request bodies are framed by Content-Length (spoold always sends one).
@@ -28,6 +31,9 @@ final class S3FaultProxy: @unchecked Sendable {
     private var exchanges: [String] = []
     private var faultRule: (@Sendable (_ method: String, _ target: String) -> Fault?)?
     private var stopped = false
+    /// Where relaying stops until `release()` (bytes sent), and the condition its waiters share.
+    private let gate = NSCondition()
+    private var holdAt: Int64?
 
     /// Starts relaying to `upstreamPort`; stopped at the test's end.
     init(_ test: XCTestCase, upstreamPort: Int) throws {
@@ -73,12 +79,46 @@ final class S3FaultProxy: @unchecked Sendable {
     /// Decides, for each request, whether to fault it (nil: relay it).
     func setFault(_ rule: (@Sendable (_ method: String, _ target: String) -> Fault?)?) { lock.withLock { faultRule = rule } }
 
+    /// From now on, relays nothing more once `bytes` have been sent in all, until `release()`.
+    func hold(at bytes: Int64) { gate.withLock { holdAt = bytes } }
+
+    /// Waits until the bytes sent reach the mark of `hold(at:)`: the relay is held there.
+    func waitUntilHeld(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return gate.withLock {
+            while !isHeld {
+                if !gate.wait(until: deadline) { return isHeld }
+            }
+            return true
+        }
+    }
+
+    /// Relays again what the hold kept back (cut requests included: what their clients sent).
+    func release() {
+        gate.withLock {
+            holdAt = nil
+            gate.broadcast()
+        }
+    }
+
+    /// Under `gate`.
+    private var isHeld: Bool { holdAt.map { bytesSent >= $0 } ?? false }
+
+    /// Blocks a relay thread while the relay is held.
+    private func passHold() {
+        gate.withLock {
+            gate.broadcast()  // what was sent so far may have reached the mark: wake `waitUntilHeld`
+            while isHeld { gate.wait() }
+        }
+    }
+
     func stop() {
         let first: Bool = lock.withLock {
             defer { stopped = true }
             return !stopped
         }
         guard first else { return }
+        release()
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
@@ -192,8 +232,10 @@ final class S3FaultProxy: @unchecked Sendable {
             var remaining = headEnd! + length
             while remaining > 0 {
                 if toSend > 0 {
+                    passHold()
                     guard S3FaultProxy.writeAll(connection.server, Array(buffer[0..<toSend])) else { return }
                     lock.withLock { sent += Int64(toSend) }
+                    gate.withLock { gate.broadcast() }
                     buffer.removeFirst(toSend)
                     remaining -= toSend
                 }

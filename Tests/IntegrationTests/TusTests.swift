@@ -7,8 +7,8 @@ import XCTest
 /// 127.0.0.1 (tuspyserver run by uvicorn, `TusServer`):
 /// - items arrive byte-exact under their names, with their metadata, through either transport;
 /// - the checksum extension covers every request that carries bytes, when the server offers it;
-/// - a 200 MiB file through three kill -9 sends at most the file plus one chunk per kill, counted
-///   at a relay in front of the server (`S3FaultProxy`), and each restart resumes from the server's
+/// - a file through three kill -9 sends at most the file plus one chunk per kill, counted at a
+///   relay in front of the server (`S3FaultProxy`), and each restart resumes from the server's
 ///   offset;
 /// - an upload the server lost (404 for the recorded URL) starts over, said and counted;
 /// - every tus crash point, then a drain: byte-exact, nothing created twice once recorded;
@@ -83,39 +83,45 @@ final class TusTests: TransportTestCase {
 
     // MARK: Resuming
 
-    /// Issue 29's run: a 200 MiB file, SIGKILLed three times (each once 50 MiB more went out),
-    /// restarted each time, then drained: byte-exact, and the bytes sent stay within the file
-    /// plus one 16 MiB chunk (the default) per kill, request heads aside. Each restart says it
-    /// resumed from the server's offset; none starts over.
-    func testKilledThreeTimes_200MiB_sendsAtMostTheFilePlusOneChunkPerKill() throws {
+    /// Issue 29's run scaled down by four with its ratios kept: there a 200 MiB file in 16 MiB
+    /// chunks (the default), killed each time 50 MiB more went out; here 50 MiB in 4 MiB chunks,
+    /// killed each time 12.5 MiB more went out (a quarter of the file, over three chunks, more
+    /// than the slack of the bound). SIGKILLed three times, restarted each time, then drained:
+    /// byte-exact, and the bytes sent stay within the file plus one chunk per kill, request heads
+    /// aside. Each restart says it resumed from the server's offset; none starts over.
+    func testKilledThreeTimes_sendsAtMostTheFilePlusOneChunkPerKill() throws {
         try forEachTransport { _ in
             let server = try TusServer.start(self)
             let proxy = try S3FaultProxy(self, upstreamPort: server.port)
             let endpoint = proxy.endpoint + "/files/"
             let spool = try TestSpool(self)
-            let size = 200 << 20
+            let size = 50 << 20
+            let chunk = 4 << 20
+            let step = Int64(size / 4)
             let blob = payload(size, seed: 31)
             try spool.drop("big.bin", blob)
             var logs: [String] = []
             var story: [String] = []
             for kill in 1...3 {
-                let before = proxy.bytesSent
-                let daemon = try SpooldProcess(arguments("run", spool, endpoint), environment: unarmed)
-                let reached = waitUntil(timeout: 120) { proxy.bytesSent - before >= 50 << 20 }
+                // Held at the mark, so the kill lands there however loaded the machine.
+                proxy.hold(at: proxy.bytesSent + step)
+                let daemon = try SpooldProcess(arguments("run", spool, endpoint, ["--tus-chunk-size", "4M"]), environment: unarmed)
+                let reached = proxy.waitUntilHeld(timeout: 120)
                 daemon.signal(SIGKILL)
                 let ended = try daemon.wait(timeout: 10)
-                XCTAssertTrue(reached, "kill \(kill): 50 MiB did not go out: \(ended.stderr)")
+                proxy.release()
+                XCTAssertTrue(reached, "kill \(kill): \(step) B did not go out: \(ended.stderr)")
                 logs.append(ended.stderr)
                 story.append("kill \(kill) at \(proxy.bytesSent) B sent; the server holds \(server.uploads.map(\.offset))")
             }
-            let drained = try SpooldProcess.run(arguments("drain", spool, endpoint), environment: unarmed, timeout: 120)
+            let drained = try SpooldProcess.run(arguments("drain", spool, endpoint, ["--tus-chunk-size", "4M"]), environment: unarmed, timeout: 120)
             let trace = story.joined(separator: "\n") + "\nrequests: " + proxy.log.joined(separator: "\n")
 
             XCTAssertEqual(drained.exitCode, 0, drained.stderr)
             XCTAssertEqual(server.completeUploads.count, 1, trace)
             XCTAssertTrue(server.completeUploads.first?.data == Data(blob), "the bytes differ")
             XCTAssertEqual(server.uploads.count, 1, "resumed, never created again:\n\(trace)")
-            let bound = Int64(size) + 3 * (16 << 20) + (256 << 10)
+            let bound = Int64(size) + 3 * Int64(chunk) + (256 << 10)
             XCTAssertLessThanOrEqual(proxy.bytesSent, bound, "sent beyond the file plus a chunk per kill:\n\(trace)")
             let said = (logs.dropFirst() + [drained.stderr]).joined()
             XCTAssertEqual(said.components(separatedBy: "resuming the tus upload of ").count - 1, 3, "each restart resumes:\n\(said)")
