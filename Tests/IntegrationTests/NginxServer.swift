@@ -88,7 +88,8 @@ final class NginxServer {
         let (certificate, key) = (folder + "/cert.pem", folder + "/key.pem")
         let make = Process()
         make.executableURL = URL(fileURLWithPath: openssl)
-        make.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+        // An EC P-256 key: made at once, where an RSA 2048 one took 0.1-0.5 s of a core per test.
+        make.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
                           "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate]
         make.standardOutput = FileHandle.nullDevice
         make.standardError = FileHandle.nullDevice
