@@ -32,12 +32,12 @@ final class CompressionTests: TransportTestCase {
     }
 
     func testEightMiBCSV_goesInUnder40Percent_andInflatesToTheOriginal_compressedFormatsGoAsTheyAre() throws {
+        let table = Self.csv(8 << 20, seed: 61)  // made once (0.3 s in a debug build), sent with each transport
         try forEachTransport { _ in
             let receiver = UploadReceiver(script: .always(201))
             let port = try receiver.start()
             addTeardownBlock { receiver.stop() }
             let spool = try TestSpool(self)
-            let table = Self.csv(8 << 20, seed: 61)
             try spool.drop("readings.csv", table)
             try spool.drop("photo.jpg", Array(table.prefix(100_000)))  // compressible, but named as a compressed format
             try spool.drop("note.txt", Array(table.prefix(200)))  // under 1 KiB
@@ -67,11 +67,11 @@ final class CompressionTests: TransportTestCase {
     /// The object is stored compressed, with `Content-Encoding: gzip` (what a reader must
     /// inflate); a multipart object is its parts' gzip members one after another, one gzip file.
     func testS3_storesTheObjectCompressed_withItsContentEncoding_multipartPartsAreMembersOfOneGzipFile() throws {
+        let table = Self.csv(8 << 20, seed: 62)  // made once, sent with each transport
+        let text = Self.base64Text(9 << 20, seed: 63)
         try forEachTransport { _ in
             let server = try RcloneS3Server.start(self, debugLog: true)
             let spool = try TestSpool(self)
-            let table = Self.csv(8 << 20, seed: 62)
-            let text = Self.base64Text(9 << 20, seed: 63)
             try spool.drop("readings.csv", table)
             try spool.drop("big.txt", text)  // over --s3-part-size: a multipart upload of several parts
 
