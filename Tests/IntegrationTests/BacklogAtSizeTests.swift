@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import SpoolTestSupport
 import UploadReceiver
 import XCTest
 
@@ -69,7 +70,7 @@ final class BacklogAtSizeTests: XCTestCase {
         // 200,000 files of a 4 KiB block each: on a tmpfs when there is one with room (the
         // daemon's order, memory and counts do not depend on the file system; writing and
         // removing them on a disk was most of this test's time), else in the temporary folder.
-        let spool = try TestSpool(self, in: TestSpool.memoryFolder(withRoomFor: 2 << 30))
+        let spool = try TestSpool(self, in: TemporarySpool.memoryFolder(withRoomFor: 2 << 30))
         try fill(spool, count: count)  // f0.dat ... f99999.dat, one millisecond apart, oldest first
         let receiver = UploadReceiver(script: .always(201), keepBodiesInMemory: false)
         try receiver.start()

@@ -18,23 +18,6 @@ struct TestSpool {
         test.addTeardownBlock { try? FileManager.default.removeItem(atPath: root) }
     }
 
-    /// `/dev/shm` when it is a tmpfs this user can write with at least `bytes` free, else nil.
-    ///
-    /// For a fixture of hundreds of thousands of files that nothing asserted depends on being on
-    /// a disk: on this project's 2-core machines a disk took 30 s to write 100,000 items and as
-    /// long again to remove them (longer while other programs wrote), a tmpfs 3 s and 1 s.
-    static func memoryFolder(withRoomFor bytes: Int64) -> String? {
-        let path = "/dev/shm"
-        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
-        let isTmpfs = mounts.split(separator: "\n").contains { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 2 && fields[1] == path && fields[2] == "tmpfs"
-        }
-        var fs = statvfs()
-        guard isTmpfs, access(path, W_OK) == 0, statvfs(path, &fs) == 0 else { return nil }
-        return Int64(fs.f_bavail) * Int64(fs.f_frsize) >= bytes ? path : nil
-    }
-
     /// Drops a file the Maildir way: written under a dot-name, then renamed into incoming/.
     func drop(_ name: String, _ bytes: [UInt8]) throws {
         let tmp = incoming + "/.\(UUID().uuidString).part"
