@@ -94,4 +94,51 @@ final class PowerCutFileSystemTests: XCTestCase {
             try FileManager.default.removeItem(atPath: "\(root)/a/\(name)")
         }
     }
+
+    /// The explorer's check that a second start changed nothing (`holdsTheSame`) sees what the
+    /// fingerprint sees: each difference in bytes, names, folders and attributes, and a json's
+    /// mtime; another file's mtime is no difference.
+    func testHoldsTheSame_seesWhatTheFingerprintSees() throws {
+        XCTAssertEqual(mkdir(root + "/a/sub", 0o700), 0)
+        try Data("item".utf8).write(to: URL(fileURLWithPath: root + "/a/x.json"))
+        try Data("blob".utf8).write(to: URL(fileURLWithPath: root + "/a/sub/x.blob"))
+        let names = PowerCutFileSystem.attributeNames
+        func setAttribute(_ value: String) throws {
+            let fs = PosixFileSystem()
+            let fd = try fs.open(root + "/a/sub/x.blob", relativeTo: nil, flags: [.readOnly], mode: 0)
+            defer { fs.close(fd) }
+            try fs.setAttribute(try XCTUnwrap(names.first), Array(value.utf8), of: fd)
+        }
+        try setAttribute("v1")
+        let base = try FileTree.read(root, attributeNames: names).0
+        XCTAssertTrue(base.holdsTheSame(as: try FileTree.read(root, attributeNames: names).0))
+
+        func touch(_ path: String, seconds: Int) {
+            var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+            XCTAssertEqual(utimensat(AT_FDCWD, path, &times, 0), 0)
+        }
+        let changes: [(String, () throws -> Void, () throws -> Void, Bool)] = [
+            ("bytes", { try Data("blob!".utf8).write(to: URL(fileURLWithPath: self.root + "/a/sub/x.blob")) },
+             { try Data("blob".utf8).write(to: URL(fileURLWithPath: self.root + "/a/sub/x.blob")) }, false),
+            ("same length", { try Data("blub".utf8).write(to: URL(fileURLWithPath: self.root + "/a/sub/x.blob")) },
+             { try Data("blob".utf8).write(to: URL(fileURLWithPath: self.root + "/a/sub/x.blob")) }, false),
+            ("attribute", { try setAttribute("v2") }, { try setAttribute("v1") }, false),
+            ("a new name", { try Data().write(to: URL(fileURLWithPath: self.root + "/b/y.blob")) },
+             { try FileManager.default.removeItem(atPath: self.root + "/b/y.blob") }, false),
+            ("a file for a folder", { XCTAssertEqual(rmdir(self.root + "/b"), 0); try Data().write(to: URL(fileURLWithPath: self.root + "/b")) },
+             { try FileManager.default.removeItem(atPath: self.root + "/b"); XCTAssertEqual(mkdir(self.root + "/b", 0o700), 0) }, false),
+            ("a json's mtime", { touch(self.root + "/a/x.json", seconds: 1_000_000) }, {}, false),
+            ("a blob's mtime", { touch(self.root + "/a/sub/x.blob", seconds: 1_000_000) }, {}, true),
+        ]
+        var reference = base
+        for (what, change, undo, same) in changes {
+            try change()
+            let changed = try FileTree.read(root, attributeNames: names).0
+            XCTAssertEqual(reference.holdsTheSame(as: changed), same, what)
+            XCTAssertEqual(changed.holdsTheSame(as: reference), same, what)
+            XCTAssertEqual(reference.fingerprint == changed.fingerprint, same, "the fingerprint agrees: \(what)")
+            try undo()
+            reference = try FileTree.read(root, attributeNames: names).0
+        }
+    }
 }

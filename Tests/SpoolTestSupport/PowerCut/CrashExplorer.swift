@@ -203,7 +203,7 @@ public final class CrashExplorer {
             return .failed("the daemon does not start a second time: \(error)")
         }
         guard let second = try? FileTree.read(folder, attributeNames: names).0 else { return .failed("the recovered spool cannot be read") }
-        if first.fingerprint != second.fingerprint {
+        if !first.holdsTheSame(as: second) {
             let before = Set(first.listing.split(separator: "\n")), after = Set(second.listing.split(separator: "\n"))
             return .failed("a second start changed what the first recovery left: -\(before.subtracting(after).sorted()) +\(after.subtracting(before).sorted())")
         }

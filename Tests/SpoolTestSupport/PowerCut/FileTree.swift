@@ -58,10 +58,10 @@ public struct FileTree: Sendable {
                 try readFolder(full, as: inode, into: &tree, next: &next, attributeNames: attributeNames)
             } else if st.st_mode & S_IFMT == S_IFREG {
                 var node = Inode(kind: .file)
-                node.content = Array(try Data(contentsOf: URL(fileURLWithPath: full)))
                 node.modifiedMilliseconds = Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000
                 let fd = try fs.open(full, relativeTo: nil, flags: [.readOnly, .nonBlocking], mode: 0)
                 defer { fs.close(fd) }
+                node.content = try readToEnd(fd, sizeHint: Int(st.st_size), fs: fs)
                 for attribute in attributeNames {
                     if let value = try? fs.attribute(attribute, of: fd, limit: 65536) { node.attributes[attribute] = value }
                 }
@@ -70,6 +70,22 @@ public struct FileTree: Sendable {
             }
             // Symlinks, FIFOs and sockets are not part of any workload's spool.
         }
+    }
+
+    /// The bytes of an open file, read on the descriptor its attributes are read on (a
+    /// `Data(contentsOf:)` opened it again and copied its bytes once more: a fifth of an
+    /// exploration's time went into reading states back).
+    private static func readToEnd(_ fd: FileDescriptor, sizeHint: Int, fs: PosixFileSystem) throws -> [UInt8] {
+        var content = [UInt8](repeating: 0, count: sizeHint + 1)  // one more: a file that grew reads on
+        var filled = 0
+        while true {
+            if filled == content.count { content += [UInt8](repeating: 0, count: max(content.count, 4096)) }
+            let n = try content.withUnsafeMutableBytes { try fs.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+            if n == 0 { break }
+            filled += n
+        }
+        content.removeSubrange(filled...)
+        return content
     }
 
     // MARK: Writing a real folder
@@ -131,6 +147,41 @@ public struct FileTree: Sendable {
         }
         walk(FileTree.root, "")
         return hasher.finalize()
+    }
+
+    /// Whether `other` holds what this tree holds, as `fingerprint` sees it (the same paths, kinds,
+    /// bytes and attributes, and a json's mtime), without hashing either: the answer stops at the
+    /// first difference, and two trees alike are compared by `memcmp`.
+    public func holdsTheSame(as other: FileTree) -> Bool {
+        func same(_ folder: Int, _ otherFolder: Int) -> Bool {
+            let mine = entries[folder] ?? [:], theirs = other.entries[otherFolder] ?? [:]
+            guard mine.count == theirs.count else { return false }
+            for (name, inode) in mine {
+                guard let otherInode = theirs[name] else { return false }
+                guard let node = inodes[inode], let otherNode = other.inodes[otherInode] else {
+                    if (inodes[inode] == nil) != (other.inodes[otherInode] == nil) { return false }
+                    continue  // a name without its inode, in both (not in a tree read from a folder)
+                }
+                switch (node.kind, otherNode.kind) {
+                case (.directory, .directory):
+                    if !same(inode, otherInode) { return false }
+                case (.file, .file):
+                    guard equalBytes(node.content, otherNode.content), node.attributes.count == otherNode.attributes.count,
+                          node.attributes.allSatisfy({ key, value in otherNode.attributes[key].map { equalBytes(value, $0) } ?? false })
+                    else { return false }
+                    if name.hasSuffix(".json") && node.modifiedMilliseconds != otherNode.modifiedMilliseconds { return false }
+                default:
+                    return false
+                }
+            }
+            return true
+        }
+        return same(FileTree.root, FileTree.root)
+    }
+
+    /// `==` of two byte arrays by `memcmp` (a debug build compares `[UInt8]` element by element).
+    private func equalBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in a.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
     }
 
     /// The files below the root as `path: size` lines, for messages.
