@@ -209,11 +209,20 @@ final class IncomingFolderTests: XCTestCase {
         XCTAssertEqual(rename(stage, spool.incoming + "/tree"), 0)
         let port = try freeLoopbackPort()
 
-        let result = try SpooldProcess.run(
-            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0", "--max-time", "3"],
-            timeout: 60, wrapper: ["/usr/bin/prlimit", "--nofile=256:256"])
+        // Nothing listens on the port: the drain takes the tree in and waits; it is stopped once
+        // all 300 are queued (a --max-time would be waited out whatever the time they took).
+        let drain = try SpooldProcess(
+            ["drain", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0", "--max-time", "60"],
+            wrapper: ["/usr/bin/prlimit", "--nofile=256:256"])
+        addTeardownBlock { drain.signal(SIGKILL) }
+        let queued = waitUntil(timeout: 50) {
+            spool.files(in: "pending").filter { $0.hasSuffix(".json") }.count == 300 || !drain.process.isRunning
+        }
+        drain.signal(SIGTERM)
+        let result = try drain.wait(timeout: 30)
 
-        XCTAssertEqual(result.exitCode, 5, result.stderr)  // stopped by --max-time with everything queued
+        XCTAssertTrue(queued, "neither all 300 queued nor an exit: \(result.stderr)")
+        XCTAssertEqual(result.exitCode, 5, result.stderr)  // stopped with everything queued
         XCTAssertFalse(result.stderr.contains("Too many open files"), result.stderr)
         XCTAssertEqual(spool.files(in: "pending").filter { $0.hasSuffix(".json") }.count, 300)
     }
