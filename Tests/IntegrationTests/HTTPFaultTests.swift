@@ -210,7 +210,8 @@ final class HTTPFaultTests: TransportTestCase {
 
     func testRefusedPortLongerThanTheRetryBudget_thenUp_nothingFails_statusShowsThePause() throws {
         try forEachTransport { _ in
-            let port = try freeLoopbackPort()
+            let refusing = try RefusingPort(self)
+            let port = refusing.port
             let spool = try TestSpool(self)
             for i in 0..<3 { try spool.drop("o\(i).txt", payload(200 + i, seed: UInt64(10 + i))) }
             let drain = try SpooldProcess(
@@ -233,6 +234,7 @@ final class HTTPFaultTests: TransportTestCase {
             XCTAssertEqual(spool.files(in: "failed"), [], "no attempt was used up while the port refused")
 
             let receiver = UploadReceiver(script: .always(201))
+            refusing.release()
             try receiver.start(port: port)
             addTeardownBlock { receiver.stop() }
             let result = try drain.wait(timeout: 30)
@@ -251,7 +253,7 @@ final class HTTPFaultTests: TransportTestCase {
 
     func testDrainAgainstARefusedPort_withMaxTime_exitsFive_nothingLostOrCounted() throws {
         try forEachTransport { _ in
-            let port = try freeLoopbackPort()
+            let port = try RefusingPort(self).port
             let spool = try TestSpool(self)
             for i in 0..<2 { try spool.drop("r\(i).txt", payload(50, seed: UInt64(i))) }
             let started = Date()

@@ -122,7 +122,7 @@ struct BlockedDaemon {
             port = try receiver.start()
             test.addTeardownBlock { receiver.stop() }
         } else {
-            port = try freeLoopbackPort()
+            port = try RefusingPort(test).port  // held: nothing else gets it while the daemon is measured
         }
         let process = try SpooldProcess(
             ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0"] + state.arguments,

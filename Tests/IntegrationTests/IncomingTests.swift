@@ -207,7 +207,7 @@ final class IncomingFolderTests: XCTestCase {
             try Data([UInt8(i % 256)]).write(to: URL(fileURLWithPath: stage + "/d\(i)/f.bin"))
         }
         XCTAssertEqual(rename(stage, spool.incoming + "/tree"), 0)
-        let port = try freeLoopbackPort()
+        let port = try RefusingPort(self).port
 
         // Nothing listens on the port: the drain takes the tree in and waits; it is stopped once
         // all 300 are queued (a --max-time would be waited out whatever the time they took).

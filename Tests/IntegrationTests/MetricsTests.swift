@@ -46,7 +46,7 @@ final class MetricsTests: XCTestCase {
     /// Written at start and again at exit, after an outage (the refresh every 10 s between is
     /// `MetricsRefreshTests`', under the manual clock).
     func testRun_metricsWrittenAtStart_andAtExitAfterAnOutage() throws {
-        let port = try freeLoopbackPort()
+        let port = try RefusingPort(self).port
         let spool = try TestSpool(self)
         try spool.drop("a.bin", payload(1000, seed: 1))
         try spool.drop("b.bin", payload(234, seed: 2))

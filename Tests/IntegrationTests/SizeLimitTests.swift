@@ -18,7 +18,8 @@ final class SizeLimitTests: XCTestCase {
     }
 
     func testBlock_filesWaitInIncomingUntouched_statusSaysFull_thenAllArriveWhenTheEndpointIsBack() throws {
-        let port = try freeLoopbackPort()
+        let refusing = try RefusingPort(self)
+        let port = refusing.port
         let spool = try TestSpool(self)
         let bodies = (0..<5).map { payload(100, seed: UInt64(20 + $0)) }
         for (i, body) in bodies.enumerated() { try spool.drop("f\(i).bin", body) }
@@ -56,6 +57,7 @@ final class SizeLimitTests: XCTestCase {
         XCTAssertEqual(refused.stdout, "")
 
         let receiver = UploadReceiver(script: .always(201))
+        refusing.release()
         try receiver.start(port: port)
         addTeardownBlock { receiver.stop() }
         let result = try drain.wait(timeout: 40)
@@ -73,7 +75,8 @@ final class SizeLimitTests: XCTestCase {
     }
 
     func testDropOldest_deletesTheOldestPendingItems_countsThem_andUploadsTheNewest() throws {
-        let port = try freeLoopbackPort()
+        let refusing = try RefusingPort(self)
+        let port = refusing.port
         let spool = try TestSpool(self)
         let metrics = spool.root + "/m.prom"
         // Five blocks: an item (its blob and json) takes two, so 0, 2 and 4 blocks queued admit
@@ -94,6 +97,7 @@ final class SizeLimitTests: XCTestCase {
         XCTAssertTrue(status.stdout.contains("the oldest pending items are dropped"), status.stdout)
 
         let receiver = UploadReceiver(script: .always(201))
+        refusing.release()
         try receiver.start(port: port)
         addTeardownBlock { receiver.stop() }
         XCTAssertTrue(waitUntil(timeout: 30) { spool.itemFiles.isEmpty }, drain.readErr())

@@ -42,7 +42,7 @@ final class StatusAtSizeTests: XCTestCase {
         XCTAssertNil((before["queue"] as? [String: Any])?["maxItems"], "no daemon: its limits are unknown")
 
         // Nothing listens: an outage, the queue stays; memory holds 100 of the 250.
-        let port = try freeLoopbackPort()
+        let port = try RefusingPort(self).port
         let daemon = try SpooldProcess(
             ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--queue-memory", "100",
              "--max-items", "1000", "--max-spool-size", "1G"])
@@ -78,7 +78,7 @@ final class StatusAtSizeTests: XCTestCase {
     func testMaxItems_holdsFilesBack_andStatusSaysSo() throws {
         let spool = try TestSpool(self)
         for n in 0..<4 { try spool.drop("f\(n).bin", [UInt8(n)]) }
-        let port = try freeLoopbackPort()
+        let port = try RefusingPort(self).port
         let daemon = try SpooldProcess(
             ["run", "--spool", spool.path, "--url", "http://127.0.0.1:\(port)/up/", "--settle", "0", "--max-items", "2"])
         addTeardownBlock { daemon.signal(SIGKILL) }
