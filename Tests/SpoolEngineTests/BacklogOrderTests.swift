@@ -64,6 +64,18 @@ final class BacklogOrderTests: EngineTestCase {
         return expected.sorted()
     }
 
+    /// `count` items in pending/, some tried once and due again a little later among the untried
+    /// ones (returned in line order), and an engine's configuration whose memory (200) makes a
+    /// start's head 50 items (a quarter of memory, at most a load).
+    private func queueWithAHeadOf50(_ count: Int) throws -> ([BacklogEntry], EngineConfiguration) {
+        let expected = try writeQueue(count) { n, id in
+            n % 101 == 7 ? Timestamp(millisecondsSinceEpoch: id.createdAt!.millisecondsSinceEpoch + 40) : nil
+        }
+        var configuration = configuration(settle: 0, concurrency: 4, direct: false)
+        configuration.queueMemory = 200
+        return (expected, configuration)
+    }
+
     func testAQueueOf6000_withMemoryFor60_goesOutOldestFirst_retriesAtTheirTime_andMemoryStaysBounded() throws {
         let count = 6_000
         let memory = 60
@@ -102,12 +114,7 @@ final class BacklogOrderTests: EngineTestCase {
     /// large backlog does not wait for a sort of all of it, and the line order holds across.
     func testAtStart_theFirstItemsInLineGoOut_whileTheRunsOfTheRestAreStillToBeWritten() throws {
         let count = 3_000
-        // Some tried once and due again a little later, among the untried ones.
-        let expected = try writeQueue(count) { n, id in
-            n % 101 == 7 ? Timestamp(millisecondsSinceEpoch: id.createdAt!.millisecondsSinceEpoch + 40) : nil
-        }
-        var configuration = configuration(settle: 0, concurrency: 4, direct: false)
-        configuration.queueMemory = 200  // a head of 50 (a quarter of memory, at most a load)
+        let (expected, configuration) = try queueWithAHeadOf50(count)
         fs.skipsSyncs = true  // order is the subject here, not durability
         let held = Mutex<[@Sendable () -> Void]>([])
         let embedded = try EmbeddedEngine(
@@ -146,11 +153,8 @@ final class BacklogOrderTests: EngineTestCase {
     /// instant of the exec, an item moved on an attempt) and sends it, the rest in line.
     func testARecycledImage_sendsTheLineItWasHanded_beforeItsPassHasReadPending_thenTheRestInLine() throws {
         let count = 2_000
-        let expected = try writeQueue(count) { n, id in
-            n % 101 == 7 ? Timestamp(millisecondsSinceEpoch: id.createdAt!.millisecondsSinceEpoch + 40) : nil
-        }
-        var configuration = configuration(settle: 0, concurrency: 4, direct: false)
-        configuration.queueMemory = 200  // a head of 50 (a quarter of memory, at most a load)
+        let (expected, headOf50) = try queueWithAHeadOf50(count)
+        var configuration = headOf50
         configuration.recycle = RecycleTrigger(maximumRequests: 300, growthLimitKiB: 0, checkEveryRequests: 1)
         fs.skipsSyncs = true  // order is the subject here, not durability
         let first = try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock)
