@@ -257,6 +257,15 @@ final class BacklogOrderTests: EngineTestCase {
                        "the new files last")
     }
 
+    /// pending/ is watched for renames only: every way into it is one. A close-write watch on it
+    /// makes the kernel walk every name of pending/ it holds in memory as the watch is set, 0.19 s
+    /// before the first request at a million queued (docs/performance.md "A backlog").
+    func testPendingIsWatchedForRenamesOnly_incomingForWritesAsTheyClose() throws {
+        let embedded = try start(configuration(settle: 0))
+        XCTAssertEqual(embedded.events.mask(of: "pending"), InotifyWatcher.movedTo)
+        XCTAssertNotEqual((embedded.events.mask(of: "incoming") ?? 0) & InotifyWatcher.closeWrite, 0)
+    }
+
     func testALoneBlobAnOperatorLeftInPending_isRepairedAtStart_andUploaded() throws {
         var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - 10_000)
         var kept = maker.metadata("kept.dat")

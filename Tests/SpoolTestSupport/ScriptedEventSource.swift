@@ -13,6 +13,8 @@ public final class ScriptedEventSource: EngineEventSource, @unchecked Sendable {
     /// Label (`SPOOL/incoming`) by watch number; watching a label again returns its number, as
     /// the kernel does for the same inode.
     private var watches: [Int32: String] = [:]
+    /// The mask each watch asked for, by watch number.
+    private var masks: [Int32: UInt32] = [:]
     private var nextWatch: Int32 = 1
     private var fed: [InotifyWatcher.Event] = []
     private var stopLevelTaken = 0
@@ -24,11 +26,17 @@ public final class ScriptedEventSource: EngineEventSource, @unchecked Sendable {
             if let known = watches.first(where: { $0.value == label })?.key { return known }
             defer { nextWatch += 1 }
             watches[nextWatch] = label
+            masks[nextWatch] = mask
             return nextWatch
         }
     }
 
-    public func unwatch(_ watch: Int32) { lock.withLock { watches[watch] = nil } }
+    public func unwatch(_ watch: Int32) { lock.withLock { (watches[watch], masks[watch]) = (nil, nil) } }
+
+    /// The mask the watch on `folder` (the end of its label) asked for; nil when none is set.
+    public func mask(of folder: String) -> UInt32? {
+        lock.withLock { watches.first(where: { $0.value.hasSuffix("/" + folder) }).flatMap { masks[$0.key] } }
+    }
 
     public func post(_ id: ItemID, _ outcome: UploadOutcome) { inbox.post(id, outcome) }
 
