@@ -85,11 +85,7 @@ public struct FolderReading: Sendable {
         measure: FolderCensus.Measure = .all, excluding: Set<ItemID> = [], now: Timestamp? = nil, keepsCreationMinutes: Bool = false
     ) throws -> FolderCensus {
         var census = FolderCensus()
-        var excludedHashes = Set<UInt64>()
-        for id in excluding {
-            var text = id.rawValue
-            excludedHashes.insert(text.withUTF8 { FolderReading.hash(UnsafeRawBufferPointer($0)) })
-        }
+        let excludedHashes = Set(excluding.map(IDHash.of))
         var oldest: [UInt8] = []
         var name = [UInt8]()
         try fs.forEachEntry(fd) { entry, _ in
@@ -122,7 +118,7 @@ public struct FolderReading: Sendable {
                 if (try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd)) != nil { return true }
                 name.replaceSubrange((name.count - 4)..., with: "blob".utf8)
             }
-            let hash = FolderReading.hash(idBytes)
+            let hash = IDHash.of(idBytes)
             if !excludedHashes.isEmpty, excludedHashes.contains(hash),
                let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
                 return true
@@ -171,13 +167,6 @@ public struct FolderReading: Sendable {
         let bytes = try Spool.readSmallFileAndStatus(
             name, in: fd, label: "\(folder.rawValue)/\(name)", limit: ItemMetadata.maximumEncodedSize, fs: fs).bytes
         return try MetadataCodec.decode(bytes)
-    }
-
-    /// FNV-1a over an id's bytes: cheap per name; an exclusion is confirmed by the id itself.
-    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
     }
 
     static func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {

@@ -18,12 +18,12 @@ extension Spool {
     /// Which of `ids` have an item file in `folder` (any attempt), read name by name.
     public func itemsPresent(_ ids: Set<ItemID>, in folder: SpoolFolder) throws -> Set<ItemID> {
         guard !ids.isEmpty else { return [] }
-        let hashes = Set(ids.map(Spool.hash))
+        let hashes = Set(ids.map(IDHash.of))
         var present = Set<ItemID>()
         try fs.forEachEntry(descriptor(folder)) { name, _ in
             guard let shape = ItemFileName.shape(of: name) else { return true }
             let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
-            if hashes.contains(Spool.hash(idBytes)), let id = ItemID(String(decoding: idBytes, as: UTF8.self)), ids.contains(id) {
+            if hashes.contains(IDHash.of(idBytes)), let id = ItemID(String(decoding: idBytes, as: UTF8.self)), ids.contains(id) {
                 present.insert(id)
             }
             return true
@@ -79,14 +79,14 @@ public struct BacklogPass: Sendable {
         excluding: Set<ItemID>, watching: Set<ItemID>,
         _ found: (_ notBefore: Int64, _ attempt: Int, _ id: UnsafeRawBufferPointer) throws -> Void
     ) throws -> PendingTally {
-        let excludedHashes = Set(excluding.map(Spool.hash))
-        let watchedHashes = Set(watching.map(Spool.hash))
+        let excludedHashes = Set(excluding.map(IDHash.of))
+        let watchedHashes = Set(watching.map(IDHash.of))
         var tally = PendingTally()
         try fs.forEachEntry(pending) { name, type in
             guard let shape = ItemFileName.shape(of: name) else { return true }
             if type != .regular && type != .unknown { tally.oddEntries += 1 }  // a folder, a FIFO... named like an item file
             let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
-            let hash = Spool.hash(idBytes)
+            let hash = IDHash.of(idBytes)
             tally.count(shape, hash: hash)
             guard shape.kind == .json else { return true }
             if !watchedHashes.isEmpty, watchedHashes.contains(hash),
@@ -139,8 +139,8 @@ public struct PendingTally: Sendable {
     /// For the log: "2 item json(s), 1 blob(s), 0 not regular files".
     public var filesSeen: String { "\(jsonsSeen) item json(s), \(blobsSeen) blob(s), \(oddEntries) not regular files" }
 
-    mutating func count(_ shape: ItemFileName.Shape, hash: Int) {
-        let key = UInt64(bitPattern: Int64(hash)) &+ UInt64(shape.attempt) &* 0x9E37_79B9_7F4A_7C15
+    mutating func count(_ shape: ItemFileName.Shape, hash: UInt64) {
+        let key = hash &+ UInt64(shape.attempt) &* 0x9E37_79B9_7F4A_7C15
         if shape.kind == .json {
             jsonsSeen += 1
             pairs.jsonSum &+= key
@@ -251,17 +251,6 @@ extension Spool {
     /// Whether a name in tmp/ is a pass's run (a running daemon's own, in use).
     public static func isBacklogRun(_ name: String) -> Bool { name.hasPrefix(backlogRunPrefix) }
 
-    /// FNV-1a: cheap per name, and only ever confirmed by a comparison of the id itself.
-    fileprivate static func hash(_ id: ItemID) -> Int {
-        var text = id.rawValue
-        return text.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
-    }
-
-    fileprivate static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return Int(truncatingIfNeeded: h)
-    }
 }
 
 /// Entries of one chunk: their keys and their ids' bytes side by side, sorted without a string each.
