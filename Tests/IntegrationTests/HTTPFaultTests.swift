@@ -258,7 +258,7 @@ final class HTTPFaultTests: TransportTestCase {
             for i in 0..<2 { try spool.drop("r\(i).txt", payload(50, seed: UInt64(i))) }
             let started = Date()
 
-            let result = try drain(spool, url: "http://127.0.0.1:\(port)/up/", ["--max-time", "1"], timeout: 30)
+            let result = try drain(spool, url: "http://127.0.0.1:\(port)/up/", ["--max-time", "2"], timeout: 30)
 
             XCTAssertEqual(result.exitCode, 5, result.stderr)
             XCTAssertLessThan(Date().timeIntervalSince(started), 10, "drain is bounded")
@@ -505,7 +505,7 @@ final class HTTPFaultTests: TransportTestCase {
 
             let result = try SpooldProcess.run(
                 ["drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--settle", "0",
-                 "--max-time", "1", "--timeout", "60"] + transportArguments, timeout: 30)
+                 "--max-time", "2", "--timeout", "60"] + transportArguments, timeout: 30)
 
             XCTAssertEqual(result.exitCode, 5, result.stderr)
             XCTAssertLessThan(Date().timeIntervalSince(started), 15.0, "cancelAll ends the transfer the server never answers")

@@ -39,7 +39,7 @@ final class TLSTests: TransportTestCase {
 
             let result = try SpooldProcess.run(
                 ["drain", "--spool", spool.path, "--url", "https://127.0.0.1:\(nginx.port)/up/", "--settle", "0",
-                 "--max-time", "1"] + transportArguments, timeout: 30)
+                 "--max-time", "2"] + transportArguments, timeout: 30)
 
             XCTAssertEqual(result.exitCode, 5, result.stderr)
             XCTAssertTrue(result.stderr.contains("endpoint unreachable"), result.stderr)
