@@ -14,10 +14,17 @@ enum CommonOptions {
     static let existingSpool = spool.withHelp("The spool directory (it must exist).")
     /// `status` and `ls`; `check` and `show` say what theirs prints.
     static let json = OptionSpec.flag("json", help: "Print JSON instead of a table.")
-    /// The operator's headers (`run`, `drain`); `enqueue` says whose its are.
+    /// The operator's headers (`run`, `drain`, `purge`); `enqueue` says whose its are.
     static let header = OptionSpec(
         "header", kind: .repeatedValue, valueName: "'NAME: VALUE'",
         help: "A header sent with every request; an item's own headers win, except over a credential (Authorization, Proxy-Authorization, Cookie, X-Api-Key, X-Auth-Token).")
+    /// Secret headers (`run`, `drain`, and `purge` for its tus terminations): `CredentialHeaders`.
+    static let headerFile = OptionSpec(
+        "header-file", kind: .repeatedValue, valueName: "FILE",
+        help: "Secret headers, one 'Name: value' per line (e.g. Authorization); sent with every request, never stored or logged.")
+    static let headerEnv = OptionSpec(
+        "header-env", kind: .repeatedValue, valueName: "VAR",
+        help: "An environment variable holding a secret 'Name: value' header; like --header-file.")
     /// The queue's limit (`run`, `drain`); `enqueue` says what it does with it.
     static let maximumSpoolSizeOption = OptionSpec(
         "max-spool-size", valueName: "BYTES",

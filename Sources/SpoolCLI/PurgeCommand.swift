@@ -17,7 +17,9 @@ struct PurgeCommand: SpooldCommand {
         stays owed in SPOOL/parts/aborts.log for the daemon to send at its next start. An item
         with a tus upload has it terminated (DELETE of its upload URL, at most 10 s) when the
         server offers termination (asked with OPTIONS first); a termination not confirmed stays
-        owed the same way. For a server behind a private CA, give the daemon's --transport curl
+        owed the same way. Give purge the daemon's --header, --header-file and --header-env for
+        a tus server that wants credentials (they go with the tus requests only; S3 aborts are
+        signed). For a server behind a private CA, give the daemon's --transport curl
         --cacert FILE (or --capath DIR), and its --cert FILE and --key FILE for one that wants
         a client certificate.
         Exit codes: 0 all purged, 1 some ids were not found or refused, 2 usage error.
@@ -25,7 +27,7 @@ struct PurgeCommand: SpooldCommand {
         options: [
             CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/."),
             CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.cert, CommonOptions.key,
-            CommonOptions.http11,
+            CommonOptions.http11, CommonOptions.header, CommonOptions.headerFile, CommonOptions.headerEnv,
         ],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
 
@@ -37,12 +39,16 @@ struct PurgeCommand: SpooldCommand {
     var failed: Bool
     /// `--transport curl` and its TLS options, for the aborts; nil: URLSession.
     var curl: CurlOptions?
+    /// The operator's headers (`--header`, and the secret ones), for the tus terminations.
+    var headers: [String: String]
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         ids = arguments.positionals
         failed = arguments.flag("failed")
         curl = try CommonOptions.curlOptions(arguments, command: "purge")
+        headers = try CommonOptions.headers(arguments, command: "purge")
+            .merging(CredentialHeaders.load(arguments, environment: context.environment, command: "purge")) { $1 }
         guard failed != !ids.isEmpty else {
             throw ArgumentError(failed ? "give either ids or --failed, not both" : "give the ids to purge, or --failed", command: "purge")
         }
@@ -89,7 +95,7 @@ struct PurgeCommand: SpooldCommand {
         guard !owed.isEmpty else { return }
         let transport = endingTransport(for: owed.count)
         defer { (transport as? CurlTransport)?.shutdown() }
-        let confirmed = TusTransport.terminate(owed, transport: transport, clock: context.clock, timeoutSeconds: PurgeCommand.abortSeconds)
+        let confirmed = TusTransport.terminate(owed, headers: headers, transport: transport, clock: context.clock, timeoutSeconds: PurgeCommand.abortSeconds)
         for (termination, ok) in zip(owed, confirmed) {
             if ok {
                 try? spool.partLogs.aborts.confirmed(termination.uploadID)

@@ -38,6 +38,21 @@ public struct TusCapabilities: Equatable, Sendable {
     /// A server that did not answer OPTIONS (4xx): the core protocol and `creation`, nothing else.
     public static let assumed = TusCapabilities(versions: [version], extensions: ["creation"], probed: false)
 
+    /// What an answer to OPTIONS says the server offers, for an upload and a termination alike:
+    /// its headers (2xx); `assumed` for a server that does not serve OPTIONS (a final 4xx: 404,
+    /// 405...); nil when the answer says nothing of the server, which is then the outcome: the
+    /// credentials refused (401, 403, 407: a token-protected server offers nothing to a request
+    /// without it; taken for "no termination", a termination owed was dropped), or a throttled,
+    /// timed-out or failing server (429, 408, 5xx).
+    public static func offered(answering answer: HTTPAnswer) -> TusCapabilities? {
+        switch answer.status {
+        case 200..<300: return TusCapabilities(answer: answer.tus)
+        case 401, 403, 407: return nil
+        case 400..<500 where answer.class == .final: return .assumed
+        default: return nil
+        }
+    }
+
     public var speaksVersion: Bool { versions.contains(TusCapabilities.version) }
     public var creation: Bool { extensions.contains("creation") }
     public var creationWithUpload: Bool { extensions.contains("creation-with-upload") }

@@ -172,11 +172,8 @@ public struct TusUpload: Sendable {
     private mutating func probed(_ outcome: UploadOutcome) -> Action {
         guard case .answered(let answer) = outcome else { return fail(outcome) }
         optionsStatus = answer.status
-        switch answer.status {
-        case 200..<300: capabilities = TusCapabilities(answer: answer.tus)
-        case 400..<500 where answer.class == .final: capabilities = .assumed
-        default: return fail(outcome)
-        }
+        guard let offered = TusCapabilities.offered(answering: answer) else { return fail(outcome) }
+        capabilities = offered
         return proceed()
     }
 

@@ -171,24 +171,26 @@ public final class TusTransport: UploadTransport, @unchecked Sendable {
                 return
             }
             probe(abort.url, for: abort.id, headers: settings.headers, deadlineSeconds: deadline) { [self] outcome in
-                guard case .answered(let answer) = outcome, answer.status < 500 else {
+                guard case .answered(let answer) = outcome, let offered = TusCapabilities.offered(answering: answer) else {
                     completion(outcome)
                     return
                 }
-                let offered = (200..<300).contains(answer.status) ? TusCapabilities(answer: answer.tus) : TusCapabilities.assumed
                 remember(offered, for: abort.url)
                 terminate(offered)
             }
         }
     }
 
-    /// Sends the terminations `owed` from outside the daemon (`spoold purge`), several at once
-    /// over `transport`, each bounded by `timeoutSeconds`: whether each was confirmed, in order
-    /// (`AbortSchedule.judge`).
-    public static func terminate(_ owed: [OwedAbort], transport: any UploadTransport, clock: any Clock, timeoutSeconds: Double) -> [Bool] {
+    /// Sends the terminations `owed` from outside the daemon (`spoold purge`) with the operator's
+    /// `headers`, several at once over `transport`, each bounded by `timeoutSeconds`: whether
+    /// each was confirmed, in order (`AbortSchedule.judge`).
+    public static func terminate(
+        _ owed: [OwedAbort], headers: [String: String] = [:], transport: any UploadTransport, clock: any Clock, timeoutSeconds: Double
+    ) -> [Bool] {
         guard !owed.isEmpty else { return [] }
         let tus = TusTransport(
-            wrapping: transport, settings: Settings(chunkSize: defaultChunkSize, terminationDeadlineSeconds: timeoutSeconds), clock: clock)
+            wrapping: transport, settings: Settings(chunkSize: defaultChunkSize, headers: headers, terminationDeadlineSeconds: timeoutSeconds),
+            clock: clock)
         let finished = DispatchGroup()
         let confirmed = Mutex([Bool](repeating: false, count: owed.count))
         for (i, abort) in owed.enumerated() {

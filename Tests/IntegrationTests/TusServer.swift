@@ -28,14 +28,17 @@ final class TusServer {
     /// - Parameters:
     ///   - checksum: also offer the checksum extension (checked in front of tuspyserver).
     ///   - extensions: offer only these of tuspyserver's extensions.
-    static func start(_ test: XCTestCase, checksum: Bool = false, extensions: [String]? = nil) throws -> TusServer {
+    ///   - requiredHeader: answer 401 to every request without this header ('Name: value').
+    static func start(
+        _ test: XCTestCase, checksum: Bool = false, extensions: [String]? = nil, requiredHeader: String? = nil
+    ) throws -> TusServer {
         guard PyTools.program("uvicorn") != nil else { throw PyTools.missing("tus", "tuspyserver with uvicorn") }
-        let server = try TusServer(checksum: checksum, extensions: extensions)
+        let server = try TusServer(checksum: checksum, extensions: extensions, requiredHeader: requiredHeader)
         test.addTeardownBlock { server.stop() }
         return server
     }
 
-    private init(checksum: Bool, extensions: [String]?) throws {
+    private init(checksum: Bool, extensions: [String]?, requiredHeader: String?) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-tus-\(UUID().uuidString)").path
         storage = root + "/files"
         try FileManager.default.createDirectory(atPath: storage, withIntermediateDirectories: true)
@@ -44,6 +47,7 @@ final class TusServer {
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [ScriptHelpTests.repository.appendingPathComponent("scripts/tus-server").path, "--dir", storage]
             + (checksum ? ["--checksum"] : []) + (extensions.map { ["--extensions", $0.joined(separator: ",")] } ?? [])
+            + (requiredHeader.map { ["--require-header", $0] } ?? [])
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardOutput = output
         process.standardError = output

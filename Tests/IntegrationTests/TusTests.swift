@@ -13,7 +13,8 @@ import XCTest
 /// - an upload the server lost (404 for the recorded URL) starts over, said and counted;
 /// - every tus crash point, then a drain: byte-exact, nothing created twice once recorded;
 /// - `purge` terminates an upload when the server offers termination, and owes nothing when it does
-///   not; the daemon terminates the upload of an item that went to failed/.
+///   not; it sends the operator's headers to a server that wants them; the daemon terminates the
+///   upload of an item that went to failed/.
 final class TusTests: TransportTestCase {
     /// The tus crash points, each cut here (CrashTests cuts the spool's, S3ResumeTests the multipart ones).
     static let table: [(CrashPoint, Int)] = [(.tusAfterCreate, 1), (.tusAfterRecord, 1), (.tusAfterPatch, 1), (.tusAfterPatch, 3)]
@@ -217,6 +218,38 @@ final class TusTests: TransportTestCase {
             XCTAssertEqual(spool.owedAborts, [], "confirmed (offers termination: \(offers)): \(purged.stderr)")
             XCTAssertEqual(server.uploads.count, offers ? 0 : 1, "terminated only where offered")
         }
+    }
+
+    /// A server behind a token: `purge` sends the operator's headers (`--header-env`) with its
+    /// OPTIONS and DELETE, as the daemon does. Without them the server refuses both, and the
+    /// termination stays owed for the daemon, which has them.
+    func testPurge_sendsTheOperatorsHeaders_toAServerThatWantsThem() throws {
+        let token = "Authorization: Bearer purge-secret-7"
+        let server = try TusServer.start(self, requiredHeader: token)
+        func crashedUpload(_ spool: TestSpool) throws -> String {
+            try spool.drop("p.bin", payload((3 << 20) + 7, seed: 35))
+            let crashed = try SpooldProcess.run(
+                arguments("drain", spool, server.endpoint, ["--tus-chunk-size", "1M", "--header-env", "TUS_TOKEN"]),
+                environment: ["SPOOLD_CRASH_AT": "tus.after-patch:1", "TUS_TOKEN": token])
+            XCTAssertEqual(crashed.signal, SIGKILL, crashed.stderr)
+            return try XCTUnwrap(spool.files(in: "inflight").first { $0.hasSuffix(".blob") }?.components(separatedBy: ".a").first)
+        }
+        let (bare, withHeader) = (try TestSpool(self), try TestSpool(self))
+        let (bareID, withHeaderID) = (try crashedUpload(bare), try crashedUpload(withHeader))
+        XCTAssertEqual(server.uploads.count, 2, server.output)
+
+        let refused = try SpooldProcess.run(["purge", "--spool", bare.path, bareID] + transportArguments)
+        XCTAssertEqual(bare.partLogs, [], "purged all the same: \(refused.stderr)")
+        XCTAssertTrue(refused.stderr.contains("did not confirm terminating its upload"), refused.stderr)
+        XCTAssertEqual(bare.owedAborts.count, 1, "owed, for the daemon")
+
+        let purged = try SpooldProcess.run(
+            ["purge", "--spool", withHeader.path, withHeaderID, "--header-env", "TUS_TOKEN"] + transportArguments,
+            environment: ["TUS_TOKEN": token])
+        XCTAssertEqual(purged.exitCode, 0, purged.stderr)
+        XCTAssertEqual(withHeader.owedAborts, [], purged.stderr)
+        XCTAssertEqual(server.uploads.count, 1, "the upload purged with the header is gone, the other one is not: \(server.output)")
+        XCTAssertFalse((purged.stdout + purged.stderr + refused.stderr).contains("purge-secret-7"), "the secret is never printed")
     }
 
     /// An item the server refuses for good mid-upload (a 403 to a PATCH) goes to failed/, and the

@@ -55,6 +55,17 @@ final class TusUploadTests: XCTestCase {
         XCTAssertEqual(upload.capabilities, .assumed)
     }
 
+    /// A refusal of the credentials says nothing of what the server offers: it is the outcome,
+    /// and nothing is assumed.
+    func testOptions_answeredWithACredentialRefusal_endsTheAttemptWithIt() {
+        for status in [401, 403, 407, 429, 408] {
+            var upload = TusUpload(settings(), capabilities: nil, recorded: nil)
+            _ = upload.start()
+            XCTAssertEqual(failure(upload.answered(.status(status))), .status(status), "\(status)")
+            XCTAssertNil(upload.capabilities, "\(status)")
+        }
+    }
+
     func testOptions_without5xxOrAnswer_endsTheAttemptWithIt() {
         for outcome in [UploadOutcome.status(503), .failed(.unidentified("refused", beforeSending: true)), .cancelled] {
             var upload = TusUpload(settings(), capabilities: nil, recorded: nil)

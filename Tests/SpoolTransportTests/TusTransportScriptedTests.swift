@@ -142,6 +142,28 @@ final class TusTransportScriptedTests: XCTestCase {
         XCTAssertEqual(server.requests.last, "PATCH http://tus.example:1080/files/u1")
     }
 
+    /// A termination whose OPTIONS the server refuses for want of credentials (401) is not taken
+    /// for "no termination offered" (which confirmed it, and the upload was left on the server):
+    /// it is not confirmed, so it stays owed, and nothing is remembered of the server. With the
+    /// operator's headers it is sent and confirmed.
+    func testATerminationWhoseOptionsIsRefusedForCredentials_isNotConfirmed_andWithThemIsSent() throws {
+        let server = ScriptedServer { method, headers, _ in
+            guard headers["Authorization"] == "Bearer k" else { return .status(401) }
+            return method == "OPTIONS" ? Self.tus(204, [.version: "1.0.0", .extensions: "creation,termination"]) : Self.tus(204)
+        }
+        let owed = OwedAbort(
+            tusTerminationOf: ItemID("20261121T141003123Z-0001-9f3ab2c1-t")!, uploadURL: endpoint + "u1", endpoint: endpoint,
+            since: Timestamp(millisecondsSinceEpoch: 0))
+
+        XCTAssertEqual(TusTransport.terminate([owed], transport: server, clock: SystemClock(), timeoutSeconds: 5), [false])
+        XCTAssertEqual(server.requests, ["OPTIONS \(endpoint)"], "no DELETE, and no conclusion drawn")
+
+        XCTAssertEqual(
+            TusTransport.terminate([owed], headers: ["Authorization": "Bearer k"], transport: server, clock: SystemClock(), timeoutSeconds: 5),
+            [true])
+        XCTAssertEqual(server.requests.suffix(2), ["OPTIONS \(endpoint)", "DELETE \(endpoint)u1"])
+    }
+
     /// A part recorder whose log holds `logged`; it answers every record at once but a
     /// start-over, which waits for `answerStartOvers` (its sync held, as the daemon's may be).
     private final class HeldStartOverRecorder: PartRecorder, @unchecked Sendable {
