@@ -17,7 +17,7 @@ final class OptionDeclarationTests: XCTestCase {
         for command in CLI.program.commands {
             for option in command.options { owners[option.name, default: []].insert(command.name) }
         }
-        for (option, commands) in [("spool", 9), ("max-attempts", 3), ("json", 4), ("header", 3), ("transport", 3)] {
+        for (option, commands) in [("spool", 9), ("max-attempts", 3), ("json", 4), ("header", 4), ("transport", 3)] {
             XCTAssertEqual(owners[option]?.count, commands, "--\(option): \(owners[option] ?? [])")
         }
     }
