@@ -147,6 +147,29 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
 
+    /// The head a start reads before the runs exist is what the waiting list holds, a quarter of
+    /// `--queue-memory` (here 2,000 of 8,000), not one batch of 1,024: at a million queued a
+    /// recycled image sent 1,024 in 0.6 s, then waited for its pass.
+    func testAtStart_theHeadIsAQuarterOfQueueMemory_notOneBatch() throws {
+        let count = 3_000
+        let expected = try writeQueue(count) { _, _ in nil }
+        var configuration = configuration(settle: 0, concurrency: 4, direct: false)
+        configuration.queueMemory = 8_000
+        fs.skipsSyncs = true  // order is the subject here, not durability
+        let held = Mutex<[@Sendable () -> Void]>([])
+        let embedded = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
+            runPass: { work in held.withLock { $0.append(work) } })
+        embedded.transport.autoAnswer = .status(201)
+        while embedded.transport.inFlight > 0 { try embedded.transport.answerNext(.status(201)) }
+        for _ in 0..<5 { try embedded.advanceTime(by: 1) }
+
+        XCTAssertFalse(held.withLock(\.isEmpty), "the runs of the rest are still to be written")
+        let sent = embedded.transport.started.map(\.request.id)
+        XCTAssertEqual(sent.count, 1_999, "the head, up to its last entry, before the pass is done")
+        XCTAssertTrue(sent == expected.prefix(1_999).map(\.id), "in line order")
+    }
+
     /// A recycle hands the next image the first items in line (`Engine.lineForNextImage`): the
     /// new image sends them without listing pending/ first, skips an entry that no longer names
     /// a json there, and its pass finds everything else (an item put there by hand in the
