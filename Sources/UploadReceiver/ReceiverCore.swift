@@ -56,8 +56,7 @@ final class ReceiverCore: @unchecked Sendable {
                 throw ReceiverError.storeDirectory(path: storeDirectory, reason: "\(error)")
             }
         }
-        let fd = try ReceiverCore.listenOnLoopback(port: port)
-        let actualPort = try ReceiverCore.localPort(of: fd)
+        let (fd, actualPort) = try LoopbackSocket.open(port: port, listening: 512, reuseAddress: true)
         listenFD = fd
         boundPort = actualPort
         phase = .running
@@ -211,48 +210,5 @@ final class ReceiverCore: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return try body()
-    }
-
-    // MARK: - Sockets
-
-    private static func listenOnLoopback(port: UInt16) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw ReceiverError.socket(operation: "socket", errno: errno) }
-        var reuse: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian  // 127.0.0.1
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            let code = errno
-            close(fd)
-            throw ReceiverError.socket(operation: "bind 127.0.0.1:\(port)", errno: code)
-        }
-        guard listen(fd, 512) == 0 else {
-            let code = errno
-            close(fd)
-            throw ReceiverError.socket(operation: "listen", errno: code)
-        }
-        return fd
-    }
-
-    private static func localPort(of fd: Int32) throws -> UInt16 {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw ReceiverError.socket(operation: "getsockname", errno: code)
-        }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

@@ -34,21 +34,7 @@ final class RefusingPort: @unchecked Sendable {
 
     /// Held until `release()`, or until the end of `test` when given.
     init(_ test: XCTestCase? = nil) throws {
-        let sock = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard sock >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(sock, $0, length) == 0 && getsockname(sock, $0, &length) == 0 }
-        }
-        guard bound else {
-            Glibc.close(sock)
-            throw POSIXError(.EADDRINUSE)
-        }
-        fd = sock
-        port = UInt16(bigEndian: address.sin_port)
+        (fd, port) = try LoopbackSocket.open()
         test?.addTeardownBlock { [self] in release() }
     }
 

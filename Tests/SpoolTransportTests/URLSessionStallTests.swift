@@ -68,19 +68,8 @@ final class URLSessionStallTests: XCTestCase {
     func testServerStopsReading_isNotAStall_theDeadlineEndsIt() throws {
         // A listener that never accepts: the kernel takes the connection and its first bytes,
         // then the window closes and the client's send queue fills.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(listener, 0)
+        let (listener, port) = try LoopbackSocket.open(listening: 4)
         addTeardownBlock { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        XCTAssertTrue(bound)
-        XCTAssertEqual(listen(listener, 4), 0)
-        let port = UInt16(bigEndian: address.sin_port)
 
         let transport = URLSessionTransport(concurrency: 1, deadlineSeconds: 2, idleSeconds: 30, quietLimitSeconds: 1)
         let ended = DispatchSemaphore(value: 0)
