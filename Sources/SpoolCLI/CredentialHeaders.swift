@@ -1,7 +1,9 @@
 import ArgumentKit
 import Foundation
+import Glibc
 import SpoolCore
 import SpoolStore
+import SpoolSystem
 
 /// Headers that carry secrets (`--header-file`, `--header-env`): read at start-up, kept only in
 /// memory, sent with every request, never written to an item's json, the index or the log.
@@ -52,5 +54,18 @@ enum CredentialHeaders {
             }
         }
         return headers
+    }
+
+    /// What is wrong with a file secrets are read from (`--header-file`, the S3 shared
+    /// credentials file, a client key): others may read or change it, or it is not the user's
+    /// (`SecretFileRule`). A warning, not a refusal: the run and the purge go on.
+    static func fileWarning(_ path: String) -> String? {
+        let fs = PosixFileSystem()
+        guard let fd = try? fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) else { return nil }
+        defer { fs.close(fd) }
+        guard let status = try? fs.status(of: fd),
+            let warning = SecretFileRule.warning(owner: status.owner, permissions: status.permissions, user: geteuid())
+        else { return nil }
+        return "secrets are read from \(path), but \(warning)"
     }
 }

@@ -319,14 +319,6 @@ struct DaemonCommand {
     }
 
     /// `SecretFileRule` for the file at `path` as it opens (a symlink followed), or nil.
-    static func secretFileWarning(_ path: String) -> String? {
-        let fs = PosixFileSystem()
-        guard let fd = try? fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) else { return nil }
-        defer { fs.close(fd) }
-        guard let status = try? fs.status(of: fd) else { return nil }
-        return SecretFileRule.warning(owner: status.owner, permissions: status.permissions, user: geteuid())
-    }
-
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
         guard let text = arguments.value(option) else { return nil }
         guard text.contains(where: { !$0.isWhitespace }), !text.utf8.contains(0) else {
@@ -474,7 +466,7 @@ struct DaemonCommand {
         if let s3, handoff == nil { log.info(s3.description) }
         if handoff == nil {
             for file in secretFiles {
-                if let warning = DaemonCommand.secretFileWarning(file) { log.warning("secrets are read from \(file), but \(warning)") }
+                if let warning = CredentialHeaders.fileWarning(file) { log.warning(warning) }
             }
             if let certificate = curl?.clientCertificate, let warning = ClientCertificateFiles.datesWarning(certificate: certificate) {
                 log.warning(warning)

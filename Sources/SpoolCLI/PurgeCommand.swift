@@ -27,7 +27,9 @@ struct PurgeCommand: SpooldCommand {
         options: [
             CommonOptions.existingSpool, .flag("failed", help: "Purge every item in failed/."),
             CommonOptions.transport, CommonOptions.cacert, CommonOptions.capath, CommonOptions.cert, CommonOptions.key,
-            CommonOptions.http11, CommonOptions.header, CommonOptions.headerFile, CommonOptions.headerEnv,
+            CommonOptions.http11,
+            CommonOptions.header.withHelp("A header sent with the tus OPTIONS and DELETE, as the daemon sends it with its uploads (S3 aborts are signed instead)."),
+            CommonOptions.headerFile, CommonOptions.headerEnv,
         ],
         positionals: [PositionalSpec("ID", help: "Item ids (or unique prefixes).", repeating: true, optional: true)])
 
@@ -41,12 +43,15 @@ struct PurgeCommand: SpooldCommand {
     var curl: CurlOptions?
     /// The operator's headers (`--header`, and the secret ones), for the tus terminations.
     var headers: [String: String]
+    /// `--header-file`: warned about, as the daemon does, when others may read or change one.
+    var headerFiles: [String]
 
     init(_ arguments: ParsedArguments, context: CommandContext) throws {
         spoolPath = CommonOptions.spoolPath(arguments, context)
         ids = arguments.positionals
         failed = arguments.flag("failed")
         curl = try CommonOptions.curlOptions(arguments, command: "purge")
+        headerFiles = arguments.values("header-file")
         headers = try CommonOptions.headers(arguments, command: "purge")
             .merging(CredentialHeaders.load(arguments, environment: context.environment, command: "purge")) { $1 }
         guard failed != !ids.isEmpty else {
@@ -56,6 +61,9 @@ struct PurgeCommand: SpooldCommand {
 
     func run(context: CommandContext) throws -> ExitCode {
         let spool = try CommonOptions.openExisting(spoolPath)
+        for file in headerFiles {
+            if let warning = CredentialHeaders.fileWarning(file) { context.complain("purge: warning: \(warning)") }
+        }
         if failed {
             return try ItemSelection.forEachFailedBatch(in: spool) { selection in
                 try purge(&selection, spool: spool, context: context)

@@ -3,8 +3,8 @@ import SpoolCore
 /// A cheap hash of an item id's bytes, for the listings of a folder of a million names: the
 /// sets of ids a listing leaves out or looks for (a hit is confirmed by the id itself), and the
 /// pairing of its jsons with their blobs. Read eight bytes at a time: a listing hashes every
-/// name, and a byte at a time (FNV-1a) was a tenth of a start's listing of pending/. Never
-/// stored, so it may change with any version.
+/// name, and a byte at a time (FNV-1a) cost 0.05 s of the 0.88 s a start's listing of 2,000,000
+/// names took. Never stored, so it may change with any version.
 enum IDHash {
     static func of(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var h: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(bytes.count)

@@ -97,4 +97,28 @@ final class StartupCheckTests: TransportTestCase {
             XCTAssertTrue(foreign.contains("secrets are read from \(credentials), but it belongs to uid 1234"), foreign)
         }
     }
+
+    /// `purge` reads the same `--header-file` (for its tus terminations) and says the same of one
+    /// that others may read; it still purges.
+    func testPurge_warnsOfAHeaderFileOthersMayRead() throws {
+        let spool = try TestSpool(self)
+        let headers = spool.root + "/headers"
+        try Data("Authorization: Bearer x-secret-2\n".utf8).write(to: URL(fileURLWithPath: headers))
+        let source = spool.root + "/item.txt"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: source))
+        func purge() throws -> SpooldProcess.Result {
+            let id = try XCTUnwrap(SpooldProcess.run(["enqueue", "--spool", spool.path, source]).lines.first)
+            let result = try SpooldProcess.run(["purge", "--spool", spool.path, "--header-file", headers, id])
+            XCTAssertEqual(result.exitCode, 0, result.stderr)
+            XCTAssertEqual(result.lines, [id])
+            return result
+        }
+        XCTAssertEqual(chmod(headers, 0o644), 0)
+        let open = try purge()
+        XCTAssertTrue(open.stderr.contains("purge: warning: secrets are read from \(headers), but its mode 0644 lets other users read it"), open.stderr)
+        XCTAssertFalse(open.stderr.contains("x-secret-2"), open.stderr)
+
+        XCTAssertEqual(chmod(headers, 0o600), 0)
+        XCTAssertFalse(try purge().stderr.contains("secrets are read from"))
+    }
 }
