@@ -58,7 +58,8 @@ enum CredentialHeaders {
 
     /// What is wrong with a file secrets are read from (`--header-file`, the S3 shared
     /// credentials file, a client key): others may read or change it, or it is not the user's
-    /// (`SecretFileRule`). A warning, not a refusal: the run and the purge go on.
+    /// (`SecretFileRule`), for the file as it opens (a symlink followed); nil when nothing is, or
+    /// it cannot be opened. A warning, not a refusal: the run and the purge go on.
     static func fileWarning(_ path: String) -> String? {
         let fs = PosixFileSystem()
         guard let fd = try? fs.open(path, relativeTo: nil, flags: [.readOnly, .nonBlocking, .followSymlinks], mode: 0) else { return nil }

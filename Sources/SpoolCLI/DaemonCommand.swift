@@ -318,7 +318,6 @@ struct DaemonCommand {
         progress = drain && (arguments.flag("progress") || (!arguments.flag("no-progress") && isatty(2) == 1))
     }
 
-    /// `SecretFileRule` for the file at `path` as it opens (a symlink followed), or nil.
     static func hookCommand(_ arguments: ParsedArguments, _ option: String, command: String) throws -> String? {
         guard let text = arguments.value(option) else { return nil }
         guard text.contains(where: { !$0.isWhitespace }), !text.utf8.contains(0) else {
