@@ -19,9 +19,20 @@
 #include <linux/tcp.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/vfs.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
 #include "CSpoolShims.h"
 
 int spoold_syncfs(int fd) { return syncfs(fd); }
+
+int spoold_lists_in_hash_order(int fd) {
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0 || fs.f_type != EXT4_SUPER_MAGIC) return 0;
+    int flags = 0;
+    if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) return 0;
+    return (flags & FS_INDEX_FL) ? 1 : 0;
+}
 
 int spoold_malloc_trim(void) { return malloc_trim(0); }
 

@@ -38,6 +38,11 @@ public struct QueueAgeShape: Equatable, Sendable {
 
     public mutating func add(ageSeconds: Double, count: Int = 1) { counts[QueueAgeShape.bucket(forAgeSeconds: ageSeconds)] += count }
 
+    /// Adds every bucket of `other` (a count of another part of the same queue).
+    public mutating func merge(_ other: QueueAgeShape) {
+        for index in counts.indices { counts[index] += other.counts[index] }
+    }
+
     /// A shape from counts read back (`SPOOL/counts`): missing buckets are empty, extra ones ignored.
     public init(counts: [Int]) {
         for (i, count) in counts.prefix(QueueAgeShape.bucketCount).enumerated() { self.counts[i] = max(0, count) }

@@ -34,9 +34,9 @@ public struct FolderCensus: Sendable {
     public var strays: [String] = []
 
     /// Sums over the items measured, by hash class (`classes` of them), and how many each holds.
-    fileprivate var measuredByClass = [QueueUsage](repeating: QueueUsage(), count: FolderCensus.classes)
+    var measuredByClass = [QueueUsage](repeating: QueueUsage(), count: FolderCensus.classes)
     /// One item in 2^level is measured (those whose class is a multiple of 2^level).
-    fileprivate var level = 0
+    var level = 0
     static let classes = 64
 
     /// Items measured: every item, or the sample.
@@ -62,10 +62,35 @@ public struct FolderCensus: Sendable {
         return sum
     }
 
-    fileprivate func measures(_ hashClass: Int) -> Bool { hashClass % (1 << level) == 0 }
+    func measures(_ hashClass: Int) -> Bool { hashClass % (1 << level) == 0 }
+
+    /// How many stray names a census keeps to show.
+    static let straysKept = 16
+
+    /// Adds one measured item's bytes to its hash class, and keeps within the budget.
+    mutating func measure(_ usage: QueueUsage, hashClass: Int, within measure: Measure) {
+        measuredByClass[hashClass] += usage
+        keepWithin(measure)
+    }
+
+    /// Adds another listing's census of the same folder (another part of it): the counts and
+    /// sums, the earliest id and due time; the sample is the coarser of the two (a class one of
+    /// them dropped is dropped), kept within `measure`'s budget.
+    mutating func absorb(_ other: FolderCensus, measure: Measure) {
+        items += other.items
+        ages.merge(other.ages)
+        shape.merge(other.shape)
+        if let theirs = other.oldest, oldest.map({ theirs < $0 }) ?? true { oldest = theirs }
+        if let theirs = other.nextDue, nextDue.map({ theirs < $0 }) ?? true { nextDue = theirs }
+        strayCount += other.strayCount
+        strays.append(contentsOf: other.strays.prefix(max(0, FolderCensus.straysKept - strays.count)))
+        for index in measuredByClass.indices { measuredByClass[index] += other.measuredByClass[index] }
+        level = max(level, other.level)
+        keepWithin(measure)
+    }
 
     /// Past the budget: measure half as many from here on (and drop the classes no longer kept).
-    fileprivate mutating func keepWithin(_ measure: Measure) {
+    mutating func keepWithin(_ measure: Measure) {
         guard case .sample(let budget) = measure else { return }
         while level < 6, sampled.items > budget { level += 1 }
     }
@@ -80,84 +105,24 @@ public struct FolderReading: Sendable {
     let folder: SpoolFolder
 
     /// Reads the folder once. `excluding`: ids left out (the items a daemon holds in memory);
-    /// `now`: the time `shape` counts ages at; `keepsCreationMinutes`: fill `ages`.
+    /// `now`: the time `shape` counts ages at; `keepsCreationMinutes`: fill `ages`. `parts`: a
+    /// large folder is listed on that many threads at once where the file system allows
+    /// (`FileSystem.forEachEntryInParts`), each part with its share of a sample's budget; for
+    /// someone waiting on the answer (`spoold status`), not for a daemon's count beside its uploads.
     public func census(
-        measure: FolderCensus.Measure = .all, excluding: Set<ItemID> = [], now: Timestamp? = nil, keepsCreationMinutes: Bool = false
+        measure: FolderCensus.Measure = .all, excluding: Set<ItemID> = [], now: Timestamp? = nil, keepsCreationMinutes: Bool = false,
+        parts: Int = 1
     ) throws -> FolderCensus {
-        var census = FolderCensus()
-        let excludedHashes = Set(excluding.map(IDHash.of))
-        var oldest: [UInt8] = []
-        var name = [UInt8]()
-        try fs.forEachEntry(fd) { entry, _ in
-            // Half the names are blobs, items of their own only in inflight/: skipped on their
-            // last bytes, before the name is parsed (a listing of two million names is most of
-            // status's time).
-            if folder != .inflight, entry.count > 26, entry[entry.count - 5] == UInt8(ascii: "."), entry[entry.count - 4] == UInt8(ascii: "b"),
-               entry[entry.count - 3] == UInt8(ascii: "l"), entry[entry.count - 2] == UInt8(ascii: "o"), entry[entry.count - 1] == UInt8(ascii: "b") {
-                return true
-            }
-            guard let shape = ItemFileName.shape(of: entry) else {
-                if entry.first != UInt8(ascii: ".") {
-                    census.strayCount += 1
-                    if census.strays.count < 16 { census.strays.append("\(folder.rawValue)/\(String(decoding: entry, as: UTF8.self))") }
-                }
-                return true
-            }
-            let idBytes = UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])
-            var jsonStatus: FileStatus?
-            // The entry's bytes, to stat it or its sibling: copied only when needed.
-            func copyName() {
-                name.removeAll(keepingCapacity: true)
-                name.append(contentsOf: entry)
-            }
-            if shape.kind == .blob {
-                // A blob is an item of its own only as a direct upload: in inflight/, without a json.
-                guard folder == .inflight else { return true }
-                copyName()
-                name.replaceSubrange((name.count - 4)..., with: "json".utf8)
-                if (try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd)) != nil { return true }
-                name.replaceSubrange((name.count - 4)..., with: "blob".utf8)
-            }
-            let hash = IDHash.of(idBytes)
-            if !excludedHashes.isEmpty, excludedHashes.contains(hash),
-               let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
-                return true
-            }
-            census.items += 1
-            let createdAt = ItemID.createdAt(idBytes)
-            if keepsCreationMinutes, let createdAt { census.ages.add(createdAt) }
-            if let now { census.shape.add(ageSeconds: createdAt.map { $0.seconds(until: now) } ?? 0) }
-            if oldest.isEmpty || FolderReading.compare(idBytes, oldest) < 0 {
-                oldest.removeAll(keepingCapacity: true)
-                oldest.append(contentsOf: idBytes)
-            }
-            if folder == .pending, shape.kind == .json {
-                var due = createdAt
-                if shape.attempt > 0 {
-                    copyName()
-                    jsonStatus = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd)
-                    due = jsonStatus.map { Timestamp(millisecondsSinceEpoch: $0.modifiedMilliseconds) } ?? due
-                }
-                if let due, census.nextDue.map({ due < $0 }) ?? true { census.nextDue = due }
-            }
-            let hashClass = Int(hash % UInt64(FolderCensus.classes))
-            guard census.measures(hashClass) else { return true }
-            var usage = QueueUsage(items: 1)
-            if jsonStatus == nil, shape.kind == .json { copyName() }
-            if shape.kind == .json {
-                if jsonStatus == nil { jsonStatus = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd) }
-                usage.diskBytes += jsonStatus?.allocatedBytes ?? 0
-                name.replaceSubrange((name.count - 4)..., with: "blob".utf8)
-            }
-            if let blob = try? fs.status(of: String(decoding: name, as: UTF8.self), in: fd) {
-                usage.payloadBytes = blob.size
-                usage.diskBytes += blob.allocatedBytes
-            }
-            census.measuredByClass[hashClass] += usage
-            census.keepWithin(measure)
-            return true
+        let counter = CensusCounter(
+            fs: fs, fd: fd, folder: folder, excluding: excluding, excludedHashes: Set(excluding.map(IDHash.of)), now: now,
+            keepsCreationMinutes: keepsCreationMinutes)
+        var partMeasure = measure
+        if case .sample(let budget) = measure, parts > 1 { partMeasure = .sample(budget: max(1, budget / parts)) }
+        let states = try fs.forEachEntryInParts(fd, parts: parts, start: { CensusCounter.Part() }) { part, entry, _ in
+            counter.take(entry, into: &part, measure: partMeasure)
         }
-        census.oldest = oldest.isEmpty ? nil : ItemID(String(decoding: oldest, as: UTF8.self))
+        var census = FolderCensus()
+        for part in states { census.absorb(part.finished, measure: measure) }
         return census
     }
 
@@ -175,6 +140,101 @@ public struct FolderReading: Sendable {
             let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
             return c != 0 ? c : Int32(a.count) - Int32(b.count)
         }
+    }
+}
+
+/// What a census does with each name of a folder, on whichever thread lists it.
+struct CensusCounter: Sendable {
+    let fs: any FileSystem
+    let fd: FileDescriptor
+    let folder: SpoolFolder
+    let excluding: Set<ItemID>
+    let excludedHashes: Set<UInt64>
+    let now: Timestamp?
+    let keepsCreationMinutes: Bool
+
+    /// One listing's (or one part's) census so far.
+    struct Part: Sendable {
+        var census = FolderCensus()
+        /// The oldest id's bytes, kept without a string per name.
+        var oldest: [UInt8] = []
+        /// The entry's bytes, to stat it or its sibling: copied only when needed.
+        var name: [UInt8] = []
+
+        var finished: FolderCensus {
+            var census = census
+            census.oldest = oldest.isEmpty ? nil : ItemID(String(decoding: oldest, as: UTF8.self))
+            return census
+        }
+    }
+
+    func take(_ entry: UnsafeRawBufferPointer, into part: inout Part, measure: FolderCensus.Measure) {
+        // Half the names are blobs, items of their own only in inflight/: skipped on their
+        // last bytes, before the name is parsed (a listing of two million names is most of
+        // status's time).
+        if folder != .inflight, entry.count > 26, entry[entry.count - 5] == UInt8(ascii: "."), entry[entry.count - 4] == UInt8(ascii: "b"),
+           entry[entry.count - 3] == UInt8(ascii: "l"), entry[entry.count - 2] == UInt8(ascii: "o"), entry[entry.count - 1] == UInt8(ascii: "b") {
+            return
+        }
+        guard let shape = ItemFileName.shape(of: entry) else {
+            if entry.first != UInt8(ascii: ".") {
+                part.census.strayCount += 1
+                if part.census.strays.count < FolderCensus.straysKept {
+                    part.census.strays.append("\(folder.rawValue)/\(String(decoding: entry, as: UTF8.self))")
+                }
+            }
+            return
+        }
+        let idBytes = UnsafeRawBufferPointer(rebasing: entry[0..<shape.idLength])
+        var jsonStatus: FileStatus?
+        func copyName() {
+            part.name.removeAll(keepingCapacity: true)
+            part.name.append(contentsOf: entry)
+        }
+        if shape.kind == .blob {
+            // A blob is an item of its own only as a direct upload: in inflight/, without a json.
+            guard folder == .inflight else { return }
+            copyName()
+            part.name.replaceSubrange((part.name.count - 4)..., with: "json".utf8)
+            if (try? fs.status(of: String(decoding: part.name, as: UTF8.self), in: fd)) != nil { return }
+            part.name.replaceSubrange((part.name.count - 4)..., with: "blob".utf8)
+        }
+        let hash = IDHash.of(idBytes)
+        if !excludedHashes.isEmpty, excludedHashes.contains(hash),
+           let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
+            return
+        }
+        part.census.items += 1
+        let createdAt = ItemID.createdAt(idBytes)
+        if keepsCreationMinutes, let createdAt { part.census.ages.add(createdAt) }
+        if let now { part.census.shape.add(ageSeconds: createdAt.map { $0.seconds(until: now) } ?? 0) }
+        if part.oldest.isEmpty || FolderReading.compare(idBytes, part.oldest) < 0 {
+            part.oldest.removeAll(keepingCapacity: true)
+            part.oldest.append(contentsOf: idBytes)
+        }
+        if folder == .pending, shape.kind == .json {
+            var due = createdAt
+            if shape.attempt > 0 {
+                copyName()
+                jsonStatus = try? fs.status(of: String(decoding: part.name, as: UTF8.self), in: fd)
+                due = jsonStatus.map { Timestamp(millisecondsSinceEpoch: $0.modifiedMilliseconds) } ?? due
+            }
+            if let due, part.census.nextDue.map({ due < $0 }) ?? true { part.census.nextDue = due }
+        }
+        let hashClass = Int(hash % UInt64(FolderCensus.classes))
+        guard part.census.measures(hashClass) else { return }
+        var usage = QueueUsage(items: 1)
+        if jsonStatus == nil, shape.kind == .json { copyName() }
+        if shape.kind == .json {
+            if jsonStatus == nil { jsonStatus = try? fs.status(of: String(decoding: part.name, as: UTF8.self), in: fd) }
+            usage.diskBytes += jsonStatus?.allocatedBytes ?? 0
+            part.name.replaceSubrange((part.name.count - 4)..., with: "blob".utf8)
+        }
+        if let blob = try? fs.status(of: String(decoding: part.name, as: UTF8.self), in: fd) {
+            usage.payloadBytes = blob.size
+            usage.diskBytes += blob.allocatedBytes
+        }
+        part.census.measure(usage, hashClass: hashClass, within: measure)
     }
 }
 

@@ -63,52 +63,86 @@ public struct BacklogPass: Sendable {
 
     /// The first `limit` items in line of pending/ (those in `excluding` left out), read without
     /// writing anything: one listing of the names, keeping the earliest entries as it goes. A
-    /// start reads this first, so uploading begins before the runs of a large queue are written.
-    public func head(limit: Int, excluding: Set<ItemID>, watching: Set<ItemID> = []) throws -> BacklogHead {
-        var heap = BacklogHeadHeap(limit: limit)
-        let tally = try scan(excluding: excluding, watching: watching) { notBefore, attempt, id in
-            heap.offer(notBefore: notBefore, attempt: attempt, id: id)
+    /// start reads this first, so uploading begins before the runs of a large queue are written;
+    /// it waits for it, so a large pending/ is listed on `parts` threads at once where the file
+    /// system allows (`FileSystem.forEachEntryInParts`), each keeping its own earliest entries.
+    public func head(
+        limit: Int, excluding: Set<ItemID>, watching: Set<ItemID> = [], parts: Int = SplitListing.partsForThisMachine
+    ) throws -> BacklogHead {
+        let sieve = ScanSieve(excluding: excluding, watching: watching)
+        let (fs, pending) = (fs, pending)
+        let states = try fs.forEachEntryInParts(pending, parts: parts, start: { (PendingTally(), BacklogHeadHeap(limit: limit)) }) { part, name, type in
+            guard let found = sieve.take(name, type, tally: &part.0, fs: fs, pending: pending) else { return }
+            part.1.offer(notBefore: found.notBefore, attempt: found.attempt, id: found.id)
+        }
+        var (tally, heap) = states[0]
+        for (otherTally, otherHeap) in states.dropFirst() {
+            tally.absorb(otherTally)
+            heap.absorb(otherHeap)
         }
         return BacklogHead(entries: heap.sorted(), tally: tally)
     }
 
-    /// Lists pending/ once: tallies every item file (`PendingTally`) and hands each item json
-    /// not in `excluding` to `found` with its place in line: untried, the time in its id; tried,
-    /// its json's mtime (one gone meanwhile was claimed or moved, and is skipped).
+    /// Lists pending/ once, on this thread: tallies every item file (`PendingTally`) and hands
+    /// each item json not in `excluding` to `found` with its place in line (`ScanSieve`).
     private func scan(
         excluding: Set<ItemID>, watching: Set<ItemID>,
         _ found: (_ notBefore: Int64, _ attempt: Int, _ id: UnsafeRawBufferPointer) throws -> Void
     ) throws -> PendingTally {
-        let excludedHashes = Set(excluding.map(IDHash.of))
-        let watchedHashes = Set(watching.map(IDHash.of))
+        let sieve = ScanSieve(excluding: excluding, watching: watching)
         var tally = PendingTally()
         try fs.forEachEntry(pending) { name, type in
-            guard let shape = ItemFileName.shape(of: name) else { return true }
-            if type != .regular && type != .unknown { tally.oddEntries += 1 }  // a folder, a FIFO... named like an item file
-            let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
-            let hash = IDHash.of(idBytes)
-            tally.count(shape, hash: hash)
-            guard shape.kind == .json else { return true }
-            if !watchedHashes.isEmpty, watchedHashes.contains(hash),
-               let id = ItemID(String(decoding: idBytes, as: UTF8.self)), watching.contains(id) {
-                tally.watchedSeen.insert(id)
+            if let entry = sieve.take(name, type, tally: &tally, fs: fs, pending: pending) {
+                try found(entry.notBefore, entry.attempt, entry.id)
             }
-            if !excludedHashes.isEmpty, excludedHashes.contains(hash),
-               let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
-                return true
-            }
-            let notBefore: Int64
-            if shape.attempt == 0 {
-                notBefore = ItemID.createdAt(idBytes)?.millisecondsSinceEpoch ?? 0
-            } else {
-                guard let status = try? fs.status(of: String(decoding: name, as: UTF8.self), in: pending) else { return true }
-                notBefore = status.modifiedMilliseconds
-            }
-            tally.queued += 1
-            try found(notBefore, shape.attempt, idBytes)
             return true
         }
         return tally
+    }
+}
+
+/// What a listing of pending/ does with each name, on whichever thread lists it: tallies every
+/// item file, and gives each item json not excluded with its place in line: untried, the time in
+/// its id; tried, its json's mtime (one gone meanwhile was claimed or moved, and is skipped).
+struct ScanSieve: Sendable {
+    let excluding: Set<ItemID>
+    let watching: Set<ItemID>
+    let excludedHashes: Set<UInt64>
+    let watchedHashes: Set<UInt64>
+
+    init(excluding: Set<ItemID>, watching: Set<ItemID>) {
+        (self.excluding, self.watching) = (excluding, watching)
+        excludedHashes = Set(excluding.map(IDHash.of))
+        watchedHashes = Set(watching.map(IDHash.of))
+    }
+
+    /// The entry's place in line, or nil when it is not an item json in line. `id` is part of `name`.
+    func take(
+        _ name: UnsafeRawBufferPointer, _ type: FileStatus.FileType, tally: inout PendingTally, fs: any FileSystem, pending: FileDescriptor
+    ) -> (notBefore: Int64, attempt: Int, id: UnsafeRawBufferPointer)? {
+        guard let shape = ItemFileName.shape(of: name) else { return nil }
+        if type != .regular && type != .unknown { tally.oddEntries += 1 }  // a folder, a FIFO... named like an item file
+        let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
+        let hash = IDHash.of(idBytes)
+        tally.count(shape, hash: hash)
+        guard shape.kind == .json else { return nil }
+        if !watchedHashes.isEmpty, watchedHashes.contains(hash),
+           let id = ItemID(String(decoding: idBytes, as: UTF8.self)), watching.contains(id) {
+            tally.watchedSeen.insert(id)
+        }
+        if !excludedHashes.isEmpty, excludedHashes.contains(hash),
+           let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
+            return nil
+        }
+        let notBefore: Int64
+        if shape.attempt == 0 {
+            notBefore = ItemID.createdAt(idBytes)?.millisecondsSinceEpoch ?? 0
+        } else {
+            guard let status = try? fs.status(of: String(decoding: name, as: UTF8.self), in: pending) else { return nil }
+            notBefore = status.modifiedMilliseconds
+        }
+        tally.queued += 1
+        return (notBefore, shape.attempt, idBytes)
     }
 }
 
@@ -138,6 +172,19 @@ public struct PendingTally: Sendable {
 
     /// For the log: "2 item json(s), 1 blob(s), 0 not regular files".
     public var filesSeen: String { "\(jsonsSeen) item json(s), \(blobsSeen) blob(s), \(oddEntries) not regular files" }
+
+    /// Adds what another listing (another part of the same folder) saw.
+    mutating func absorb(_ other: PendingTally) {
+        jsonsSeen += other.jsonsSeen
+        blobsSeen += other.blobsSeen
+        queued += other.queued
+        oddEntries += other.oddEntries
+        watchedSeen.formUnion(other.watchedSeen)
+        pairs.jsonSum &+= other.pairs.jsonSum
+        pairs.jsonXor ^= other.pairs.jsonXor
+        pairs.blobSum &+= other.pairs.blobSum
+        pairs.blobXor ^= other.pairs.blobXor
+    }
 
     mutating func count(_ shape: ItemFileName.Shape, hash: UInt64) {
         let key = hash &+ UInt64(shape.attempt) &* 0x9E37_79B9_7F4A_7C15
@@ -195,6 +242,13 @@ struct BacklogHeadHeap {
         } else {
             heap.append(Kept(notBefore: notBefore, attempt: attempt, id: Array(id)))
             siftUp(heap.count - 1)
+        }
+    }
+
+    /// Offers every entry `other` kept (another part of the same listing).
+    mutating func absorb(_ other: BacklogHeadHeap) {
+        for kept in other.heap {
+            kept.id.withUnsafeBytes { offer(notBefore: kept.notBefore, attempt: kept.attempt, id: $0) }
         }
     }
 

@@ -58,7 +58,7 @@ public struct SpoolSummary: Sendable {
         }
         let measure: FolderCensus.Measure = sampleBudget.map { .sample(budget: $0) } ?? .all
         for state in ItemState.allCases where summary.states[state] == nil {
-            let census = try spool.reading(SpoolFolder(state)).census(measure: measure, now: now)
+            let census = try spool.reading(SpoolFolder(state)).census(measure: measure, now: now, parts: SplitListing.partsForThisMachine)
             var totals = StateTotals()
             let usage = census.usage
             (totals.count, totals.bytes, totals.diskBytes) = (census.items, usage.payloadBytes, usage.diskBytes)

@@ -47,6 +47,17 @@ public protocol FileSystem: Sendable {
     /// gets the name's bytes (valid only during the call) and the type `readdir` reported, and
     /// returns false to stop. A listing of a million names then costs no memory per name.
     func forEachEntry(_ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool) throws
+    /// Whether a listing of `directory` goes in the order of its names' hashes, its positions
+    /// (`d_off`, `seekdir`) being those hashes: a folder of ext4's with its index flag. Then
+    /// `forEachEntry(_:from:_:)` may start anywhere in the hash space, and `forEachEntryInParts`
+    /// lists a large one on several threads at once (`SplitListing`).
+    func listsInHashOrder(_ directory: FileDescriptor) -> Bool
+    /// A listing of its own from `position` on (`seekdir`), each entry with the position after it
+    /// (`d_off`), "." and ".." included; `body` returns false to stop.
+    func forEachEntry(
+        _ directory: FileDescriptor, from position: Int64,
+        _ body: (UnsafeRawBufferPointer, FileStatus.FileType, _ next: Int64) throws -> Bool
+    ) throws
     /// `futimens(2)`: sets atime and mtime (a pending json's mtime is its next-attempt time).
     func setModificationTime(_ fd: FileDescriptor, milliseconds: Int64) throws
     /// `flock(2)`; returns false when non-blocking and held elsewhere.
@@ -122,6 +133,17 @@ extension FileSystem {
     /// `syncFileSystem(_:label:at:)` at the caller's line.
     public func syncFileSystem(_ fd: FileDescriptor, label: String, file: StaticString = #fileID, line: UInt = #line) throws {
         try syncFileSystem(fd, label: label, at: SourceLocation(file: file, line: line))
+    }
+
+    /// Not in hash order (a file system of tests): listed whole.
+    public func listsInHashOrder(_ directory: FileDescriptor) -> Bool { false }
+
+    /// Only for folders listed in hash order (`listsInHashOrder`), which a test's file system has none of.
+    public func forEachEntry(
+        _ directory: FileDescriptor, from position: Int64,
+        _ body: (UnsafeRawBufferPointer, FileStatus.FileType, _ next: Int64) throws -> Bool
+    ) throws {
+        throw SystemError(.readdir, path: "fd \(directory.rawValue)", errno: Errno(rawValue: ENOTSUP))
     }
 
     /// `list`, name by name (for file systems of tests that only list).

@@ -146,6 +146,29 @@ public struct PosixFileSystem: FileSystem {
     public func forEachEntry(
         _ directory: FileDescriptor, _ body: (UnsafeRawBufferPointer, FileStatus.FileType) throws -> Bool
     ) throws {
+        try readEntries(directory, from: nil) { name, type, _ in
+            if name.count <= 2, name.allSatisfy({ $0 == UInt8(ascii: ".") }) { return true }  // "." and ".."
+            return try body(name, type)
+        }
+    }
+
+    public func listsInHashOrder(_ directory: FileDescriptor) -> Bool {
+        spoold_lists_in_hash_order(directory.rawValue) == 1
+    }
+
+    public func forEachEntry(
+        _ directory: FileDescriptor, from position: Int64,
+        _ body: (UnsafeRawBufferPointer, FileStatus.FileType, _ next: Int64) throws -> Bool
+    ) throws {
+        try readEntries(directory, from: position, body)
+    }
+
+    /// Every entry from `position` on (nil: from the start, without a `seekdir`), with the
+    /// position after it (`d_off`).
+    private func readEntries(
+        _ directory: FileDescriptor, from position: Int64?,
+        _ body: (UnsafeRawBufferPointer, FileStatus.FileType, _ next: Int64) throws -> Bool
+    ) throws {
         // A listing of its own: the folder opened again, not a dup(2) of `directory`. A dup
         // shares the open file's position, so two listings of one folder at once (a pass over
         // pending/ on its thread, a count on another) each got a part of the names, and both
@@ -158,14 +181,13 @@ public struct PosixFileSystem: FileSystem {
             throw SystemError(.opendir, path: "fd \(directory.rawValue)", errno: Errno(rawValue: code))
         }
         defer { closedir(stream) }
+        if let position, position != 0 { seekdir(stream, Int(position)) }
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
                 if errno != 0 { throw SystemError.last(.readdir, path: "fd \(directory.rawValue)") }
                 return
             }
-            let name = DirectoryEntryName.bytes(of: entry)
-            if name.count <= 2, name.allSatisfy({ $0 == UInt8(ascii: ".") }) { continue }  // "." and ".."
             let type: FileStatus.FileType
             switch Int32(entry.pointee.d_type) {
             case Int32(DT_REG): type = .regular
@@ -177,7 +199,7 @@ public struct PosixFileSystem: FileSystem {
             case Int32(DT_BLK): type = .blockDevice
             default: type = .unknown
             }
-            guard try body(name, type) else { return }
+            guard try body(DirectoryEntryName.bytes(of: entry), type, Int64(entry.pointee.d_off)) else { return }
         }
     }
 

@@ -520,7 +520,7 @@ func backlogPass(_ arguments: Arguments) {
     do {
         let spool = try Spool(path: path, create: false)
         let headStart = monotonicSeconds()
-        let head = try spool.backlogPass.head(limit: 1024, excluding: [])
+        let head = try spool.backlogPass.head(limit: 1024, excluding: [], parts: arguments.int("--parts", SplitListing.partsForThisMachine))
         let headSeconds = monotonicSeconds() - headStart
         let start = monotonicSeconds()
         let runs = try spool.backlogPass.run(excluding: [], pass: 1, chunkSize: arguments.int("--chunk", 65_536))

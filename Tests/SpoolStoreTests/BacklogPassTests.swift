@@ -119,4 +119,29 @@ final class BacklogPassTests: StoreTestCase {
         XCTAssertEqual(odd.tally.oddEntries, 2)
         XCTAssertTrue(odd.tally.needsRepair)
     }
+    /// A start's head of a pending/ large enough to be listed on several threads at once
+    /// (`SplitListing`) is the one a listing of the whole folder finds: each part keeps its own
+    /// earliest entries, and the merge keeps the earliest of them; the tallies add up.
+    func testHead_ofAFolderListedInParts_isTheWholeFoldersHead() throws {
+        var maker = TestItems()
+        var ids: [ItemID] = []
+        for n in 0..<3_000 {
+            let metadata = maker.metadata("f\(n).dat")
+            try temp.writeItem(metadata, payload: [1])
+            ids.append(try XCTUnwrap(ItemID(metadata.id)))
+        }
+        // A tried item due before all of them.
+        let tried = maker.metadata("tried.dat")
+        try temp.writeItem(tried, payload: [1], attempt: 2, mtime: Timestamp(millisecondsSinceEpoch: 1_000))
+        let whole = try spool.backlogPass.head(limit: 200, excluding: [ids[5]], watching: [ids[2_999], ids[0]], parts: 1)
+        let split = try spool.backlogPass.head(limit: 200, excluding: [ids[5]], watching: [ids[2_999], ids[0]], parts: 3)
+        XCTAssertEqual(split.entries, whole.entries)
+        XCTAssertEqual(split.entries.first?.id.rawValue, tried.id)
+        XCTAssertEqual(split.entries.dropFirst().map(\.id), Array(ids.prefix(200).filter { $0 != ids[5] }.prefix(199)))
+        XCTAssertEqual(split.tally.queued, 3_000)
+        XCTAssertEqual(split.tally.jsonsSeen, 3_001)
+        XCTAssertEqual(split.tally.blobsSeen, 3_001)
+        XCTAssertTrue(split.tally.pairsMatch)
+        XCTAssertEqual(split.tally.watchedSeen, [ids[2_999], ids[0]])
+    }
 }

@@ -1,6 +1,7 @@
 import Glibc
 import SpoolCore
 import SpoolStore
+import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
@@ -95,5 +96,42 @@ final class FolderCensusTests: StoreTestCase {
         let alone = try spool.reading(.pending).census(excluding: [try XCTUnwrap(ItemID(other.id))], now: now)
         XCTAssertEqual(alone.items, 1)
         XCTAssertEqual(alone.nextDue, due, "the tried one, at its next-attempt time")
+    }
+    /// A pending/ large enough to be listed on several threads at once (`SplitListing`) counts as
+    /// when listed whole: the parts' counts, sums, oldest, next due time, ages and strays merge
+    /// exactly, and a sample keeps within its budget over all the parts together.
+    func testAFolderListedInParts_countsAsWhenListedWhole() throws {
+        let ids = try writeItems(3_000)
+        var maker = TestItems(startingAt: now.millisecondsSinceEpoch - 600_000)
+        var tried = maker.metadata("tried.bin")
+        tried.size = 1
+        let due = now.adding(seconds: -86_400)
+        try temp.writeItem(tried, payload: [9], attempt: 1, mtime: due)
+        for name in ["notes.txt", "a.tmp", "README"] { _ = try temp.write([1], to: name, in: .pending) }
+        let fd = Glibc.open(temp.path(.pending, "."), O_RDONLY | O_DIRECTORY)
+        defer { _ = Glibc.close(fd) }
+        if PosixFileSystem().listsInHashOrder(FileDescriptor(rawValue: fd)) {
+            let states = try PosixFileSystem().forEachEntryInParts(FileDescriptor(rawValue: fd), parts: 3, start: { 0 }) { count, _, _ in count += 1 }
+            XCTAssertEqual(states.count, 3, "6,000 names and more: listed in 3 parts")
+            XCTAssertEqual(states.reduce(0, +), 6_005)
+        }
+        let whole = try spool.reading(.pending).census(measure: .all, now: now, keepsCreationMinutes: true, parts: 1)
+        let split = try spool.reading(.pending).census(measure: .all, now: now, keepsCreationMinutes: true, parts: 3)
+        XCTAssertEqual(whole.items, 3_001)
+        XCTAssertEqual(split.items, whole.items)
+        XCTAssertEqual(split.usage, whole.usage)
+        XCTAssertFalse(split.isEstimated)
+        XCTAssertEqual(split.oldest, ids.first)
+        XCTAssertEqual(split.nextDue, due, "the tried item, due a day ago, whichever part listed it")
+        XCTAssertEqual(split.shape, whole.shape)
+        XCTAssertEqual(split.ages, whole.ages)
+        XCTAssertEqual(split.strayCount, 3)
+        XCTAssertEqual(Set(split.strays), ["pending/notes.txt", "pending/a.tmp", "pending/README"])
+
+        let sampled = try spool.reading(.pending).census(measure: .sample(budget: 300), now: now, parts: 3)
+        XCTAssertEqual(sampled.items, 3_001)
+        XCTAssertTrue(sampled.isEstimated)
+        XCTAssertLessThanOrEqual(sampled.measuredItems, 300, "the budget is the whole folder's")
+        XCTAssertEqual(Double(sampled.usage.diskBytes), Double(whole.usage.diskBytes), accuracy: Double(whole.usage.diskBytes) * 0.05)
     }
 }

@@ -7,6 +7,11 @@
 /// it only under _GNU_SOURCE, which Swift's Glibc module does not set.
 int spoold_syncfs(int fd);
 
+/// 1 when the folder open at `fd` is listed in the order of its names' hashes, its positions
+/// (d_off, seekdir) being those hashes: a folder of ext4's (or of ext2/3 through its driver)
+/// with its hash-tree index flag set. 0 otherwise or when either call fails.
+int spoold_lists_in_hash_order(int fd);
+
 /// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing `newpath`. Where the
 /// file system lacks the flag (EINVAL), linkat + unlinkat do the same (a crash between them
 /// leaves both names: the caller's content twice, never lost). _GNU_SOURCE only.
