@@ -512,7 +512,7 @@ final class CryptoHasher: BenchHasher {
 
 // MARK: backlog-pass
 
-/// A start's first listing of pending/ (the first 1,024 in line), then one pass over it as the
+/// A start's first listing of pending/ (the first 1,024 in line; on `--parts` threads, by default one a core, at most four), then one pass over it as the
 /// daemon makes it for the queue beyond memory: their times, the entries the pass wrote and the
 /// process's peak RSS, then the runs read back in order.
 func backlogPass(_ arguments: Arguments) {
@@ -674,7 +674,7 @@ default:
            spoold-bench feed --dir INCOMING --log ACCESS_LOG --offset BYTES --count N --pid PID [--size B] [--backlog K] [--sample-at M]
            spoold-bench codec [--records N]
            spoold-bench sha256 [--mib N]
-           spoold-bench backlog-pass [--chunk N] SPOOL
+           spoold-bench backlog-pass [--chunk N] [--parts N] SPOOL
            spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
            spoold-bench first-line COMMAND [ARGS...]
     """)
