@@ -29,7 +29,7 @@
 //   spoold-bench sha256 [--mib N]
 //       SHA-256 throughput of SpoolCore's own implementation over an N MiB buffer (default 256),
 //       fed in 1 MiB pieces as `--content-digest` does. Build with -c release to measure.
-//   spoold-bench backlog-pass [--chunk N] SPOOL
+//   spoold-bench backlog-pass [--chunk N] [--parts N] SPOOL
 //       Times a start's first listing of pending/ and one pass over it as the daemon makes it for the queue beyond memory.
 //   spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
 //       Writes N items (B-byte blobs, default 16, and their jsons) straight into a state folder,
@@ -512,9 +512,10 @@ final class CryptoHasher: BenchHasher {
 
 // MARK: backlog-pass
 
-/// A start's first listing of pending/ (the first 1,024 in line; on `--parts` threads, by default one a core, at most four), then one pass over it as the
-/// daemon makes it for the queue beyond memory: their times, the entries the pass wrote and the
-/// process's peak RSS, then the runs read back in order.
+/// A start's first listing of pending/ (the first 1,024 in line, on `--parts` threads: by default
+/// one a core, at most four), then one pass over it as the daemon makes it for the queue beyond
+/// memory: their times, the entries the pass wrote and the process's peak RSS, then the runs read
+/// back in order.
 func backlogPass(_ arguments: Arguments) {
     guard let path = arguments.positionals.first else { fail("backlog-pass needs a spool folder") }
     do {
