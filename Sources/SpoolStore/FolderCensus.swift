@@ -114,8 +114,7 @@ public struct FolderReading: Sendable {
         parts: Int = 1
     ) throws -> FolderCensus {
         let counter = CensusCounter(
-            fs: fs, fd: fd, folder: folder, excluding: excluding, excludedHashes: Set(excluding.map(IDHash.of)), now: now,
-            keepsCreationMinutes: keepsCreationMinutes)
+            fs: fs, fd: fd, folder: folder, excluding: HashedIDs(excluding), now: now, keepsCreationMinutes: keepsCreationMinutes)
         var partMeasure = measure
         if case .sample(let budget) = measure, parts > 1 { partMeasure = .sample(budget: max(1, budget / parts)) }
         let states = try fs.forEachEntryInParts(fd, parts: parts, start: { CensusCounter.Part() }) { part, entry, _ in
@@ -148,8 +147,7 @@ struct CensusCounter: Sendable {
     let fs: any FileSystem
     let fd: FileDescriptor
     let folder: SpoolFolder
-    let excluding: Set<ItemID>
-    let excludedHashes: Set<UInt64>
+    let excluding: HashedIDs
     let now: Timestamp?
     let keepsCreationMinutes: Bool
 
@@ -200,10 +198,7 @@ struct CensusCounter: Sendable {
             part.name.replaceSubrange((part.name.count - 4)..., with: "blob".utf8)
         }
         let hash = IDHash.of(idBytes)
-        if !excludedHashes.isEmpty, excludedHashes.contains(hash),
-           let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
-            return
-        }
+        if excluding.member(idBytes, hash: hash) != nil { return }
         part.census.items += 1
         let createdAt = ItemID.createdAt(idBytes)
         if keepsCreationMinutes, let createdAt { part.census.ages.add(createdAt) }

@@ -30,3 +30,22 @@ enum IDHash {
         return text.withUTF8 { of(UnsafeRawBufferPointer($0)) }
     }
 }
+
+/// A set of ids a listing looks up by the bytes of each name it reads: the hash turns most names
+/// away without a string made for them, the id itself confirms a hit.
+struct HashedIDs: Sendable {
+    private let ids: Set<ItemID>
+    private let hashes: Set<UInt64>
+
+    init(_ ids: Set<ItemID>) {
+        self.ids = ids
+        hashes = Set(ids.map(IDHash.of))
+    }
+
+    /// The id whose bytes (and their `IDHash`) a name holds, when it is one of the set.
+    func member(_ idBytes: UnsafeRawBufferPointer, hash: UInt64) -> ItemID? {
+        guard hashes.contains(hash), let id = ItemID(String(decoding: idBytes, as: UTF8.self)), ids.contains(id)
+        else { return nil }
+        return id
+    }
+}

@@ -18,14 +18,12 @@ extension Spool {
     /// Which of `ids` have an item file in `folder` (any attempt), read name by name.
     public func itemsPresent(_ ids: Set<ItemID>, in folder: SpoolFolder) throws -> Set<ItemID> {
         guard !ids.isEmpty else { return [] }
-        let hashes = Set(ids.map(IDHash.of))
+        let sought = HashedIDs(ids)
         var present = Set<ItemID>()
         try fs.forEachEntry(descriptor(folder)) { name, _ in
             guard let shape = ItemFileName.shape(of: name) else { return true }
             let idBytes = UnsafeRawBufferPointer(rebasing: name[0..<shape.idLength])
-            if hashes.contains(IDHash.of(idBytes)), let id = ItemID(String(decoding: idBytes, as: UTF8.self)), ids.contains(id) {
-                present.insert(id)
-            }
+            if let id = sought.member(idBytes, hash: IDHash.of(idBytes)) { present.insert(id) }
             return true
         }
         return present
@@ -105,15 +103,11 @@ public struct BacklogPass: Sendable {
 /// item file, and gives each item json not excluded with its place in line: untried, the time in
 /// its id; tried, its json's mtime (one gone meanwhile was claimed or moved, and is skipped).
 struct ScanSieve: Sendable {
-    let excluding: Set<ItemID>
-    let watching: Set<ItemID>
-    let excludedHashes: Set<UInt64>
-    let watchedHashes: Set<UInt64>
+    let excluding: HashedIDs
+    let watching: HashedIDs
 
     init(excluding: Set<ItemID>, watching: Set<ItemID>) {
-        (self.excluding, self.watching) = (excluding, watching)
-        excludedHashes = Set(excluding.map(IDHash.of))
-        watchedHashes = Set(watching.map(IDHash.of))
+        (self.excluding, self.watching) = (HashedIDs(excluding), HashedIDs(watching))
     }
 
     /// The entry's place in line, or nil when it is not an item json in line. `id` is part of `name`.
@@ -126,14 +120,8 @@ struct ScanSieve: Sendable {
         let hash = IDHash.of(idBytes)
         tally.count(shape, hash: hash)
         guard shape.kind == .json else { return nil }
-        if !watchedHashes.isEmpty, watchedHashes.contains(hash),
-           let id = ItemID(String(decoding: idBytes, as: UTF8.self)), watching.contains(id) {
-            tally.watchedSeen.insert(id)
-        }
-        if !excludedHashes.isEmpty, excludedHashes.contains(hash),
-           let id = ItemID(String(decoding: idBytes, as: UTF8.self)), excluding.contains(id) {
-            return nil
-        }
+        if let id = watching.member(idBytes, hash: hash) { tally.watchedSeen.insert(id) }
+        if excluding.member(idBytes, hash: hash) != nil { return nil }
         let notBefore: Int64
         if shape.attempt == 0 {
             notBefore = ItemID.createdAt(idBytes)?.millisecondsSinceEpoch ?? 0

@@ -1,6 +1,7 @@
 import Glibc
 import SpoolCore
 @testable import SpoolStore
+import SpoolSystem
 import SpoolTestSupport
 import XCTest
 
@@ -143,5 +144,15 @@ final class BacklogPassTests: StoreTestCase {
         XCTAssertEqual(split.tally.blobsSeen, 3_001)
         XCTAssertTrue(split.tally.pairsMatch)
         XCTAssertEqual(split.tally.watchedSeen, [ids[2_999], ids[0]])
+        // A start's head asks for its parts: one listing of pending/ a core (at most four) where
+        // the folder is listed in hash order.
+        let fs = RecordingFileSystem()
+        let recorded = try temp.open(fs: fs)
+        let head = try recorded.backlogPass.head(limit: 200, excluding: [ids[5]])
+        XCTAssertEqual(head.entries, split.entries)
+        let pending = Glibc.open(temp.path(.pending, "."), O_RDONLY | O_DIRECTORY)
+        defer { _ = Glibc.close(pending) }
+        let inHashOrder = PosixFileSystem().listsInHashOrder(FileDescriptor(rawValue: pending))
+        XCTAssertEqual(fs.calls(.list).filter { $0.name == "pending" }.count, inHashOrder ? SplitListing.partsForThisMachine : 1)
     }
 }

@@ -128,6 +128,15 @@ final class FolderCensusTests: StoreTestCase {
         XCTAssertEqual(split.strayCount, 3)
         XCTAssertEqual(Set(split.strays), ["pending/notes.txt", "pending/a.tmp", "pending/README"])
 
+        // `spoold status` asks for its parts: one listing of pending/ a core (at most four) where
+        // the folder is listed in hash order.
+        let fs = RecordingFileSystem()
+        let recorded = try temp.open(fs: fs)
+        let summary = try SpoolSummary.load(recorded, now: now)
+        XCTAssertEqual(summary.states[.pending]?.count, 3_001)
+        let inHashOrder = PosixFileSystem().listsInHashOrder(FileDescriptor(rawValue: fd))
+        XCTAssertEqual(fs.calls(.list).filter { $0.name == "pending" }.count, inHashOrder ? SplitListing.partsForThisMachine : 1)
+
         let sampled = try spool.reading(.pending).census(measure: .sample(budget: 300), now: now, parts: 3)
         XCTAssertEqual(sampled.items, 3_001)
         XCTAssertTrue(sampled.isEstimated)

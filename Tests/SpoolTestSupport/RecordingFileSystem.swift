@@ -267,6 +267,24 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// What the real file system says: a large folder on ext4 is listed in parts here too, as
+    /// the daemon's and `status`'s listings are (`SplitListing`).
+    public func listsInHashOrder(_ directory: FileDescriptor) -> Bool { real.listsInHashOrder(directory) }
+
+    /// Recorded as a `list`, one for each part of a listing split by hash order; its names are
+    /// counted as `forEachEntry` counts them.
+    public func forEachEntry(
+        _ directory: FileDescriptor, from position: Int64,
+        _ body: (UnsafeRawBufferPointer, FileStatus.FileType, _ next: Int64) throws -> Bool
+    ) throws {
+        try perform(callOn(.list, directory)) {
+            try real.forEachEntry(directory, from: position) { name, type, next in
+                if !(name.count <= 2 && name.allSatisfy { $0 == UInt8(ascii: ".") }) { lock.withLock { entries += 1 } }
+                return try body(name, type, next)
+            }
+        }
+    }
+
     /// Names read so far by `forEachEntry`, in all folders.
     public var entriesRead: Int { lock.withLock { entries } }
 
