@@ -137,11 +137,12 @@ extension Engine {
         writeRuns(excluding: Set(items.keys))
     }
 
-    /// Writes the runs of the pass under way on the pass worker, leaving out `excluding`.
-    private func writeRuns(excluding: Set<ItemID>) {
+    /// Writes the runs of the pass under way on the pass worker, leaving out `excluding`; counts
+    /// pending/ as well when asked (`census`).
+    private func writeRuns(excluding: Set<ItemID>, census: PassCensus? = nil) {
         let (pass, number, inbox, events) = (spool.backlogPass, passCount, passInbox, self.events)
         runPass {
-            inbox.post(Result { try pass.run(excluding: excluding, pass: number) })
+            inbox.post(Result { try pass.run(excluding: excluding, pass: number, census: census) })
             events.wake()
         }
     }
@@ -185,7 +186,13 @@ extension Engine {
         if passWillFind == 0 {
             backlog.passFinished(nextRun: nil)
         } else {
-            writeRuns(excluding: Set(items.keys).union(head.entries.prefix(taken).map(\.id)))
+            // The pass lists all of pending/ anyway: what the queue beyond memory takes is counted
+            // in the same listing, for the observer that asks (`QueueBytes`), not in one more.
+            let census = observers.pendingCensus.map {
+                PassCensus(excluding: Set(items.keys), measure: $0, keepsCreationMinutes: true)
+            }
+            pendingCensusExcluding = census?.excluding
+            writeRuns(excluding: Set(items.keys).union(head.entries.prefix(taken).map(\.id)), census: census)
         }
     }
 
@@ -254,6 +261,12 @@ extension Engine {
     /// Takes the result of a pass that ended: its runs replace the earlier ones.
     func takeFinishedPasses(now: Timestamp) {
         for result in passInbox.take() {
+            if pendingCensusExcluding != nil {
+                // The start's pass, which also counted pending/: its count goes to the observers
+                // even when its runs cannot be read.
+                pendingCensusExcluding = nil
+                observers.pendingCounted(result.flatMap { runs in runs.census.map { .success($0) } ?? .failure(NoCensus()) })
+            }
             switch result {
             case .success(let runs):
                 dropRuns()
@@ -302,4 +315,10 @@ extension Engine {
         backlogRuns = nil
         runsLeft = 0
     }
+}
+
+/// A pass asked to count pending/ that came back without a count (never expected): the observer
+/// then knows nothing beyond memory, as when the listing fails.
+private struct NoCensus: Error, CustomStringConvertible {
+    var description: String { "the pass did not count pending/" }
 }

@@ -34,6 +34,9 @@ public final class Engine {
     var queueAnnounced = false
     /// Items the pass under way will write into its runs, as the start's listing counted them.
     var passWillFind = 0
+    /// While the start's pass also counts pending/ for an observer (`EngineObserver.pendingCensus`):
+    /// the ids it leaves out, those in memory when it began.
+    public internal(set) var pendingCensusExcluding: Set<ItemID>?
     /// The first items in line as the last image knew them (a recycle), taken by the start
     /// instead of a listing of pending/ (`readPendingAtStart`).
     var handedLine: RecycleLine?

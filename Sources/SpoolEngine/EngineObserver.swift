@@ -1,4 +1,5 @@
 import SpoolCore
+import SpoolStore
 
 /// Something that watches the engine work without steering it: metrics, the systemd
 /// notifier, the progress line, the hooks. Called on the engine's thread; must not block for long.
@@ -33,6 +34,12 @@ public protocol EngineObserver: AnyObject {
     func multipartNoted(_ id: ItemID, _ note: MultipartNote)
     /// An AbortMultipartUpload the daemon owed was answered (or not), with what follows.
     func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result)
+    /// Asked once at start, before the pass over a queue larger than memory begins: whether the
+    /// observer wants pending/ counted in that pass's listing (`FolderCensus`, with this measure,
+    /// creation minutes kept; the items then in memory, `Engine.pendingCensusExcluding`, left
+    /// out). The count comes to `pendingCounted` when the pass ends.
+    var pendingCensus: FolderCensus.Measure? { get }
+    func pendingCounted(_ result: Result<FolderCensus, any Error>)
 }
 
 extension EngineObserver {
@@ -48,6 +55,8 @@ extension EngineObserver {
     public func itemFinished(_ event: ItemOutcomeEvent) {}
     public func multipartNoted(_ id: ItemID, _ note: MultipartNote) {}
     public func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result) {}
+    public var pendingCensus: FolderCensus.Measure? { nil }
+    public func pendingCounted(_ result: Result<FolderCensus, any Error>) {}
 }
 
 /// The engine's observers, called in the order they were added.
@@ -83,4 +92,10 @@ public final class EngineObservers {
     func itemFinished(_ event: ItemOutcomeEvent) { for o in observers { o.itemFinished(event) } }
     func multipartNoted(_ id: ItemID, _ note: MultipartNote) { for o in observers { o.multipartNoted(id, note) } }
     func abortEnded(_ abort: OwedAbort, _ result: AbortSchedule.Result) { for o in observers { o.abortEnded(abort, result) } }
+    /// The measure the first observer that wants a census of pending/ asks for (one census serves
+    /// them all; each that did not ask ignores it).
+    var pendingCensus: FolderCensus.Measure? { observers.lazy.compactMap(\.pendingCensus).first }
+    func pendingCounted(_ result: Result<FolderCensus, any Error>) {
+        for o in observers { o.pendingCounted(result) }
+    }
 }

@@ -14,7 +14,8 @@ import Synchronization
 /// memory and join when memory gives them back. At start, when the queue is larger than memory,
 /// what lies beyond it is counted once, on a thread of its own (`FolderReading.census`), so the
 /// first upload does not wait for it; until it is done `usage` is nil (the size limits hold
-/// files back meanwhile). That count lists every name but stats the files of at most about
+/// files back meanwhile); the start's pass over pending/ makes it in its own listing
+/// (`pendingCensus`), or, when no pass runs, a listing of its own. That count lists every name but stats the files of at most about
 /// `startSampleBudget` items, a fixed share of the ids, and scales their sums up (`isEstimated`):
 /// a stat of both files of a million items would take a core for many seconds, from the uploads
 /// of a daemon just back from an outage, and hold its intake as long. A recycled image takes the
@@ -35,7 +36,7 @@ public final class QueueBytes: EngineObserver {
 
     /// The most items whose files the start-up count stats (about; a fixed share of the ids).
     let startSampleBudget: Int
-    public static let defaultStartSampleBudget = 65_536
+    public static let defaultStartSampleBudget = 16_384
     private weak var engine: Engine?
 
     public init(spool: Spool, startSampleBudget: Int = QueueBytes.defaultStartSampleBudget) {
@@ -108,9 +109,21 @@ public final class QueueBytes: EngineObserver {
             return
         }
         guard engine.queuedOutsideMemory > 0 || !engine.backlog.isEmpty else { return }
-        // Everything queued beyond memory, counted once off the engine's thread.
+        // Everything queued beyond memory, counted once off the engine's thread: by the start's
+        // pass, which lists pending/ anyway, when it counts what this leaves out (`pendingCensus`).
         counting = true
-        let (reading, excluded, inbox, events) = (spool.reading(.pending), Set(engine.items.keys), census, engine.events)
+        let excluded = Set(engine.items.keys)
+        if engine.pendingCensusExcluding == excluded {
+            awaitsPassCensus = excluded
+            return
+        }
+        countPending(engine, excluding: excluded)
+    }
+
+    /// Counts pending/ beyond memory (`excluding`: the items in memory when the count began) in a
+    /// listing of its own, on the pass worker.
+    private func countPending(_ engine: Engine, excluding excluded: Set<ItemID>) {
+        let (reading, inbox, events) = (spool.reading(.pending), census, engine.events)
         let measure = FolderCensus.Measure.sample(budget: startSampleBudget)
         engine.runPass {
             let result = Result { try reading.census(measure: measure, excluding: excluded, keepsCreationMinutes: true) }
@@ -118,6 +131,28 @@ public final class QueueBytes: EngineObserver {
             events.wake()
         }
         takeCensus()
+    }
+
+    /// The start's pass counts pending/ for this (`EngineObserver.pendingCensus`), unless the
+    /// last image handed its figures on.
+    public var pendingCensus: FolderCensus.Measure? {
+        handed == nil ? .sample(budget: startSampleBudget) : nil
+    }
+
+    /// While this waits for the start's pass to count pending/: the ids it leaves out.
+    private var awaitsPassCensus: Set<ItemID>?
+
+    /// The start's pass counted pending/; one that failed (its runs could not be written: a
+    /// full disk) is counted in a listing of its own instead, with the same items left out.
+    public func pendingCounted(_ result: Result<FolderCensus, any Error>) {
+        guard let excluded = awaitsPassCensus else { return }
+        awaitsPassCensus = nil
+        switch result {
+        case .success:
+            census.result.withLock { $0 = result }
+        case .failure:
+            if let engine { countPending(engine, excluding: excluded) }
+        }
     }
 
     /// Adds the start-up count once it is done (on the engine's thread).

@@ -42,12 +42,23 @@ public struct BacklogPass: Sendable {
 
     /// Reads pending/ and writes every item json whose id is not in `excluding` (those in memory)
     /// into sorted runs of `chunkSize` entries; `pass` numbers the runs' names. `watching`: ids
-    /// whose presence in pending/ the caller wants to know (`BacklogRuns.watchedSeen`).
-    public func run(excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536) throws -> BacklogRuns {
+    /// whose presence in pending/ the caller wants to know (`BacklogRuns.watchedSeen`). `census`:
+    /// also count the folder as `FolderReading.census` would (`BacklogRuns.census`), from the
+    /// same listing, so a start does not list pending/ once more to learn what its queue takes.
+    public func run(
+        excluding: Set<ItemID>, watching: Set<ItemID> = [], pass: Int, chunkSize: Int = 65_536, census: PassCensus? = nil
+    ) throws -> BacklogRuns {
         var chunk = BacklogChunk()
         var runs = BacklogRuns(fs: fs, tmp: tmp)
+        var counted = CensusCounter.Part()
+        let count: ((UnsafeRawBufferPointer) -> Void)? = census.map { census in
+            let counter = CensusCounter(
+                fs: fs, fd: pending, folder: .pending, excluding: HashedIDs(census.excluding), now: nil,
+                keepsCreationMinutes: census.keepsCreationMinutes)
+            return { name in counter.take(name, into: &counted, measure: census.measure) }
+        }
         do {
-            runs.tally = try scan(excluding: excluding, watching: watching) { notBefore, attempt, id in
+            runs.tally = try scan(excluding: excluding, watching: watching, everyName: count) { notBefore, attempt, id in
                 chunk.append(notBefore: notBefore, attempt: attempt, id: id)
                 if chunk.count >= chunkSize { try runs.write(&chunk, pass: pass) }
             }
@@ -55,6 +66,11 @@ public struct BacklogPass: Sendable {
         } catch {
             runs.remove()
             throw error
+        }
+        if let census {
+            var whole = FolderCensus()
+            whole.absorb(counted.finished, measure: census.measure)
+            runs.census = whole
         }
         return runs
     }
@@ -82,20 +98,35 @@ public struct BacklogPass: Sendable {
     }
 
     /// Lists pending/ once, on this thread: tallies every item file (`PendingTally`) and hands
-    /// each item json not in `excluding` to `found` with its place in line (`ScanSieve`).
+    /// each item json not in `excluding` to `found` with its place in line (`ScanSieve`), and
+    /// every name to `everyName`.
     private func scan(
-        excluding: Set<ItemID>, watching: Set<ItemID>,
+        excluding: Set<ItemID>, watching: Set<ItemID>, everyName: ((UnsafeRawBufferPointer) -> Void)?,
         _ found: (_ notBefore: Int64, _ attempt: Int, _ id: UnsafeRawBufferPointer) throws -> Void
     ) throws -> PendingTally {
         let sieve = ScanSieve(excluding: excluding, watching: watching)
         var tally = PendingTally()
         try fs.forEachEntry(pending) { name, type in
+            everyName?(name)
             if let entry = sieve.take(name, type, tally: &tally, fs: fs, pending: pending) {
                 try found(entry.notBefore, entry.attempt, entry.id)
             }
             return true
         }
         return tally
+    }
+}
+
+/// A census of pending/ asked of a pass (`BacklogPass.run(census:)`): what `FolderReading.census`
+/// takes, counted from the pass's own listing.
+public struct PassCensus: Sendable, Equatable {
+    /// Ids left out of the count (the items a daemon held in memory when it asked).
+    public var excluding: Set<ItemID>
+    public var measure: FolderCensus.Measure
+    public var keepsCreationMinutes: Bool
+
+    public init(excluding: Set<ItemID>, measure: FolderCensus.Measure, keepsCreationMinutes: Bool) {
+        (self.excluding, self.measure, self.keepsCreationMinutes) = (excluding, measure, keepsCreationMinutes)
     }
 }
 
@@ -348,6 +379,8 @@ public struct BacklogRuns: Sendable {
     /// What the listing saw besides the entries (`needsRepair`, `watchedSeen`). Not judged by
     /// the engine for a pass made while claims move pairs out of pending/ (see `readPendingAtStart`).
     public internal(set) var tally = PendingTally()
+    /// pending/ as a census counts it, when the pass was asked for one (`PassCensus`).
+    public internal(set) var census: FolderCensus?
 
     init(fs: any FileSystem, tmp: FileDescriptor) { (self.fs, self.tmp) = (fs, tmp) }
 

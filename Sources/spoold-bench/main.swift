@@ -29,7 +29,7 @@
 //   spoold-bench sha256 [--mib N]
 //       SHA-256 throughput of SpoolCore's own implementation over an N MiB buffer (default 256),
 //       fed in 1 MiB pieces as `--content-digest` does. Build with -c release to measure.
-//   spoold-bench backlog-pass [--chunk N] [--parts N] SPOOL
+//   spoold-bench backlog-pass [--chunk N] [--parts N] [--census] SPOOL
 //       Times a start's first listing of pending/ and one pass over it as the daemon makes it for the queue beyond memory.
 //   spoold-bench fill --count N [--size B] [--attempt A] [--state pending|failed|done] [--start-ms T] SPOOL
 //       Writes N items (B-byte blobs, default 16, and their jsons) straight into a state folder,
@@ -539,9 +539,23 @@ func backlogPass(_ arguments: Arguments) {
         let headIsFirst = try head.entries == firstEntries(of: runs, count: head.entries.count)
         runs.remove()
         let readSeconds = monotonicSeconds() - start - passSeconds
-        print(String(format: "head_seconds=%.3f pass_seconds=%.3f read_seconds=%.3f entries=%d runs=%d read=%d ordered=%@ head_is_first=%@ peak_rss_kib=%d",
+        var census = ""
+        if arguments.flags.contains("--census") {
+            // A start's count of the queue: in a listing of its own (as status makes it, on one
+            // thread), and made by the pass in its listing.
+            let measure = FolderCensus.Measure.sample(budget: 65_536)
+            let alone = monotonicSeconds()
+            let counted = try spool.reading(.pending).census(measure: measure, keepsCreationMinutes: true)
+            let both = monotonicSeconds()
+            let withCensus = try spool.backlogPass.run(
+                excluding: [], pass: 2, census: PassCensus(excluding: [], measure: measure, keepsCreationMinutes: true))
+            withCensus.remove()
+            census = String(format: " census_seconds=%.3f pass_with_census_seconds=%.3f census_items=%d",
+                            both - alone, monotonicSeconds() - both, counted.items)
+        }
+        print(String(format: "head_seconds=%.3f pass_seconds=%.3f read_seconds=%.3f entries=%d runs=%d read=%d ordered=%@ head_is_first=%@",
                      headSeconds, passSeconds, readSeconds, runs.count, runs.names.count, read, ordered ? "yes" : "NO",
-                     headIsFirst ? "yes" : "NO", peakResidentKiB()))
+                     headIsFirst ? "yes" : "NO") + census + " peak_rss_kib=\(peakResidentKiB())")
     } catch {
         fail("\(error)")
     }
@@ -664,7 +678,7 @@ case "codec": codec(Arguments(all.dropFirst(), flags: []))
 case "sha256": sha256(Arguments(all.dropFirst(), flags: []))
 case "drop": drop(Arguments(all.dropFirst(), flags: []))
 case "feed": feed(Arguments(all.dropFirst(), flags: []))
-case "backlog-pass": backlogPass(Arguments(all.dropFirst(), flags: []))
+case "backlog-pass": backlogPass(Arguments(all.dropFirst(), flags: ["--census"]))
 case "fill": fill(Arguments(all.dropFirst(), flags: []))
 case "first-line": firstLine(Array(all.dropFirst()))
 default:

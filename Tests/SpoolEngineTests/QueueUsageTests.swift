@@ -123,6 +123,55 @@ final class QueueUsageTests: EngineTestCase {
         XCTAssertEqual(after.limit?.items, 1_000_000)
     }
 
+    /// A daemon started on 1,000 queued items (tried once, due in an hour) with memory for 10,
+    /// its pass worker's work held until the test runs it (`PassWork.runAll`).
+    private func startBeyondMemory() throws -> (EmbeddedEngine, QueueBytes, PassWork) {
+        let spool = try temp.open(fs: fs)
+        fs.skipsSyncs = true
+        let queue = QueueBytes(spool: spool)
+        var configuration = configuration(settle: 0, concurrency: 2, direct: false)
+        configuration.queueMemory = 10
+        let work = PassWork()
+        let embedded = try EmbeddedEngine(
+            spool: spool, configuration: configuration, clock: clock, observers: [queue], runPass: { piece in work.held.withLock { $0.append(piece) } })
+        return (embedded, queue, work)
+    }
+
+    /// The start's pass over a queue beyond memory counts what it takes in its own listing: a
+    /// start lists pending/ twice (the first items in line, then the pass), not a third time for
+    /// the count, and hands the pass worker one piece of work.
+    func testTheStartsPass_countsTheQueueBeyondMemory_withoutListingPendingAgain() throws {
+        _ = try writeItems(1_000, dueIn: 3600)
+        let expectedDisk = try allocatedInPending()
+        let (embedded, queue, work) = try startBeyondMemory()
+        XCTAssertNil(queue.usage, "counted by the pass, not yet run")
+        XCTAssertEqual(work.runAll(), 1, "the pass alone: no count of its own")
+        try embedded.advanceTime(by: 0)
+        let usage = try XCTUnwrap(queue.usage)
+        XCTAssertEqual(usage.items, 1_000)
+        XCTAssertEqual(usage.payloadBytes, 1_000)
+        XCTAssertEqual(usage.diskBytes, expectedDisk)
+        XCTAssertEqual(fs.calls(.list).filter { $0.name == "pending" }.count, 2, "the head's listing and the pass's")
+    }
+
+    /// A start's pass that cannot write its runs (a full disk) has counted nothing: the queue is
+    /// then counted in a listing of its own, with the same items left out, so the size limits
+    /// still learn what it takes.
+    func testAStartsPassThatFails_leavesTheCountToAListingOfItsOwn() throws {
+        _ = try writeItems(1_000, dueIn: 3600)
+        let expectedDisk = try allocatedInPending()
+        fs.failCall(.open, errno: ENOSPC) { $0.directory == "tmp" && $0.name.hasPrefix("backlog.") }
+        let (embedded, queue, work) = try startBeyondMemory()
+        XCTAssertEqual(work.runAll(), 1)
+        try embedded.advanceTime(by: 0)
+        XCTAssertNil(queue.usage, "the pass failed: counting again")
+        XCTAssertEqual(work.runAll(), 1, "a count of its own")
+        try embedded.advanceTime(by: 0)
+        let usage = try XCTUnwrap(queue.usage)
+        XCTAssertEqual(usage.payloadBytes, 1_000, "every item's bytes, though the engine's pass must run again for its items")
+        XCTAssertEqual(usage.diskBytes, expectedDisk)
+    }
+
     /// A recycle hands the queue's figures on (`QueueBytes.figuresForNextImage`): the new image
     /// takes them instead of counting pending/ again, so its limits do not hold files back
     /// meanwhile, and what joins after adds to them.
@@ -242,5 +291,18 @@ final class QueueUsageTests: EngineTestCase {
         let wake = try XCTUnwrap(embedded.nextWake)
         XCTAssertGreaterThan(clock.now().seconds(until: wake), 30, "asleep until the rescan, a retry or the next bucket")
         XCTAssertEqual(QueueCountsFile.read(in: spool)?.pending.count, 20)
+    }
+}
+
+/// The pass worker's work, held until a test runs it.
+final class PassWork: Sendable {
+    let held = Mutex<[@Sendable () -> Void]>([])
+
+    /// Runs what is held; returns how many pieces there were.
+    @discardableResult
+    func runAll() -> Int {
+        let work = held.withLock { list in defer { list.removeAll() }; return list }
+        for piece in work { piece() }
+        return work.count
     }
 }

@@ -155,4 +155,44 @@ final class BacklogPassTests: StoreTestCase {
         let inHashOrder = PosixFileSystem().listsInHashOrder(FileDescriptor(rawValue: pending))
         XCTAssertEqual(fs.calls(.list).filter { $0.name == "pending" }.count, inHashOrder ? SplitListing.partsForThisMachine : 1)
     }
+
+    /// A pass asked for a census (`PassCensus`: a start's count of what its queue takes) counts
+    /// pending/ as `FolderReading.census` does, with its own exclusions, from the pass's one
+    /// listing: items, bytes (every file, or a sample), creation minutes, oldest, next due.
+    func testRun_withACensus_countsAsAFolderCensusDoes_inTheSameListing() throws {
+        var maker = TestItems()
+        var ids: [ItemID] = []
+        for n in 0..<600 {
+            let metadata = maker.metadata("f\(n).dat")
+            try temp.writeItem(metadata, payload: [UInt8](repeating: 1, count: n % 7))
+            ids.append(try XCTUnwrap(ItemID(metadata.id)))
+        }
+        let tried = maker.metadata("tried.dat")
+        try temp.writeItem(tried, payload: [1, 2], attempt: 2, mtime: Timestamp(millisecondsSinceEpoch: 1_000))
+        try temp.write([1], to: "notes.txt", in: .pending)
+        for measure in [FolderCensus.Measure.all, .sample(budget: 100)] {
+            let expected = try spool.reading(.pending).census(measure: measure, excluding: [ids[0], ids[9]], keepsCreationMinutes: true)
+            let fs = RecordingFileSystem()
+            let recorded = try temp.open(fs: fs)
+            let runs = try recorded.backlogPass.run(
+                excluding: [ids[3]], pass: 1, census: PassCensus(excluding: [ids[0], ids[9]], measure: measure, keepsCreationMinutes: true))
+            defer { runs.remove() }
+            let census = try XCTUnwrap(runs.census)
+            XCTAssertEqual(census.items, 599, "600 items and the tried one, less the two left out")
+            XCTAssertEqual(census.items, expected.items)
+            XCTAssertEqual(census.usage, expected.usage, "\(measure)")
+            XCTAssertEqual(census.isEstimated, expected.isEstimated)
+            XCTAssertEqual(census.isEstimated, measure != .all)
+            XCTAssertEqual(census.ages.total, 599)
+            XCTAssertEqual(census.ages, expected.ages)
+            XCTAssertEqual(census.oldest, expected.oldest)
+            XCTAssertEqual(census.nextDue, Timestamp(millisecondsSinceEpoch: 1_000), "the tried item, due at its json's mtime")
+            XCTAssertEqual(census.strayCount, 1)
+            XCTAssertEqual(runs.count, 600, "the runs keep their own exclusions")
+            XCTAssertEqual(fs.calls(.list).filter { $0.name == "pending" }.count, 1, "one listing for both")
+        }
+        let plain = try spool.backlogPass.run(excluding: [], pass: 2)
+        defer { plain.remove() }
+        XCTAssertNil(plain.census, "counted only when asked")
+    }
 }
