@@ -9,7 +9,7 @@
 //                   offset injected). Imports no I/O (not even Foundation).
 //   SpoolSystem     the one choke point for POSIX calls (openat, fsync, syncfs, renameat, xattrs, leases, inotify,
 //                   flock; pread, close and the one write loop on other descriptors); a large folder listed on
-//                   several threads where ext4's hash order allows (SplitListing); typed errors (Errno);
+//                   several threads where ext4's hash order allows (SplitListing, as many as CPUShare finds cores); typed errors (Errno);
 //                   CSpoolShims holds the libc calls Swift's Glibc module does not export.
 //   SpoolStore      the spool layout on disk and its transitions, the write-ahead index file,
 //                   direct uploads' takes from incoming/ (no json, no sync until an attempt fails),

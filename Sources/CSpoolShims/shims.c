@@ -22,6 +22,7 @@
 #include <sys/vfs.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include "CSpoolShims.h"
 
 int spoold_syncfs(int fd) { return syncfs(fd); }
@@ -32,6 +33,23 @@ int spoold_lists_in_hash_order(int fd) {
     int flags = 0;
     if (ioctl(fd, FS_IOC_GETFLAGS, &flags) != 0) return 0;
     return (flags & FS_INDEX_FL) ? 1 : 0;
+}
+
+int spoold_cpus_allowed(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+    return CPU_COUNT(&set);
+}
+
+int spoold_keep_thread_on_cpus(int count) {
+    cpu_set_t set, kept;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+    CPU_ZERO(&kept);
+    for (int cpu = 0, n = 0; cpu < CPU_SETSIZE && n < count; cpu++) {
+        if (CPU_ISSET(cpu, &set)) { CPU_SET(cpu, &kept); n++; }
+    }
+    return sched_setaffinity(0, sizeof(kept), &kept);
 }
 
 int spoold_malloc_trim(void) { return malloc_trim(0); }

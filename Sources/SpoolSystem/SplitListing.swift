@@ -31,11 +31,9 @@ public enum SplitListing {
     /// uploads, the producers) needs the others.
     public static let maximumParts = 4
 
-    /// How many parts a machine lists in at once: its cores online, at most `maximumParts`.
-    public static var partsForThisMachine: Int {
-        let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
-        return max(1, min(maximumParts, online > 0 ? online : 1))
-    }
+    /// How many parts a machine lists in at once: the cores this process may use (`CPUShare`:
+    /// online, its affinity, its cgroup's quota), at most `maximumParts`.
+    public static var partsForThisMachine: Int { max(1, min(maximumParts, CPUShare.cores)) }
 
     /// A listing gave positions that are not hash order: list the folder whole.
     struct NotHashOrdered: Error {}

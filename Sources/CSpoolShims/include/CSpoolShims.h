@@ -12,6 +12,12 @@ int spoold_syncfs(int fd);
 /// with its hash-tree index flag set. 0 otherwise or when either call fails.
 int spoold_lists_in_hash_order(int fd);
 
+/// The CPUs this process may run on (sched_getaffinity), or -1.
+int spoold_cpus_allowed(void);
+
+/// Lets the calling thread run on the first `count` of the CPUs it may run on now (for tests).
+int spoold_keep_thread_on_cpus(int count);
+
 /// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing `newpath`. Where the
 /// file system lacks the flag (EINVAL), linkat + unlinkat do the same (a crash between them
 /// leaves both names: the caller's content twice, never lost). _GNU_SOURCE only.

@@ -1,0 +1,66 @@
+import CSpoolShims
+import Glibc
+
+/// How many cores this process may really use at once: the cores online, fewer when its CPU
+/// affinity allows fewer (`taskset`, systemd's `CPUAffinity=`), and fewer again when its cgroup
+/// (v2) or one above it has a CPU quota (`cpu.max`, systemd's `CPUQuota=`, a container's
+/// `--cpus`), rounded up. For sizing work split over threads (`SplitListing`): a container held
+/// to one CPU on a large host gains nothing from four threads at once.
+public enum CPUShare {
+    /// This process's, read now.
+    public static var cores: Int {
+        let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+        let allowed = Int(spoold_cpus_allowed())
+        return usable(online: online > 0 ? online : 1, allowed: allowed > 0 ? allowed : nil, quotas: cgroupQuotas())
+    }
+
+    /// The rule: the least of the cores online, those allowed, and each quota rounded up; at
+    /// least one.
+    public static func usable(online: Int, allowed: Int?, quotas: [Double]) -> Int {
+        var cores = max(1, online)
+        if let allowed { cores = min(cores, max(1, allowed)) }
+        for quota in quotas where quota > 0 { cores = min(cores, max(1, Int(quota.rounded(.up)))) }
+        return cores
+    }
+
+    /// A `cpu.max` file's quota in cores: "200000 100000" is 2, "50000 100000" is 0.5; nil for
+    /// "max ..." (no quota) or text that is not one.
+    public static func quota(cpuMax text: String) -> Double? {
+        let fields = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard fields.count == 2, let quota = Double(fields[0]), let period = Double(fields[1]), quota > 0, period > 0 else { return nil }
+        return quota / period
+    }
+
+    /// This process's cgroup (v2) from a `/proc/self/cgroup` text: the path of its "0::" line.
+    public static func cgroupPath(procSelfCgroup text: String) -> String? {
+        for line in text.split(separator: "\n") where line.hasPrefix("0::/") {
+            return String(line.dropFirst(3))
+        }
+        return nil
+    }
+
+    /// The quotas of this process's cgroup and those above it (a quota anywhere up the tree
+    /// holds), read from /sys/fs/cgroup; none when there is no cgroup v2 or no quota.
+    static func cgroupQuotas() -> [Double] {
+        guard let own = readSmall("/proc/self/cgroup").flatMap(cgroupPath(procSelfCgroup:)) else { return [] }
+        var quotas: [Double] = []
+        var path = own
+        while true {
+            if let text = readSmall("/sys/fs/cgroup\(path == "/" ? "" : path)/cpu.max"), let quota = quota(cpuMax: text) { quotas.append(quota) }
+            guard path != "/", let slash = path.lastIndex(of: "/") else { break }
+            path = slash == path.startIndex ? "/" : String(path[..<slash])
+        }
+        return quotas
+    }
+
+    /// A small text file's contents, or nil when it cannot be read.
+    private static func readSmall(_ path: String) -> String? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        return String(decoding: buffer[0..<n], as: UTF8.self)
+    }
+}
