@@ -31,6 +31,7 @@ final class CPUShareTests: XCTestCase {
     /// The process's own affinity is read: a thread allowed one CPU counts one core, and
     /// `SplitListing` then lists in one part (a thread of its own, so the test's stay as they are).
     func testAThreadAllowedOneCPU_countsOneCore() throws {
+        let allowedHere = spoold_cpus_allowed()
         let seen = Mutex<(kept: Int32, cores: Int, parts: Int)?>(nil)
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
@@ -44,6 +45,6 @@ final class CPUShareTests: XCTestCase {
         XCTAssertEqual(result.kept, 0)
         XCTAssertEqual(result.cores, 1)
         XCTAssertEqual(result.parts, 1)
-        XCTAssertEqual(CPUShare.cores, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), "this thread's own: every core here")
+        XCTAssertEqual(spoold_cpus_allowed(), allowedHere, "that thread's affinity, not this one's")
     }
 }
