@@ -120,9 +120,7 @@ public struct FolderReading: Sendable {
         let states = try fs.forEachEntryInParts(fd, parts: parts, start: { CensusCounter.Part() }) { part, entry, _ in
             counter.take(entry, into: &part, measure: partMeasure)
         }
-        var census = FolderCensus()
-        for part in states { census.absorb(part.finished, measure: measure) }
-        return census
+        return CensusCounter.merged(states, measure: measure)
     }
 
     /// An item's metadata, read as `Spool.readMetadata` reads it (on any thread).
@@ -164,6 +162,13 @@ struct CensusCounter: Sendable {
             census.oldest = oldest.isEmpty ? nil : ItemID(String(decoding: oldest, as: UTF8.self))
             return census
         }
+    }
+
+    /// The census of a folder from its parts' (one when it was listed whole), within `measure`.
+    static func merged(_ parts: [Part], measure: FolderCensus.Measure) -> FolderCensus {
+        var census = FolderCensus()
+        for part in parts { census.absorb(part.finished, measure: measure) }
+        return census
     }
 
     func take(_ entry: UnsafeRawBufferPointer, into part: inout Part, measure: FolderCensus.Measure) {

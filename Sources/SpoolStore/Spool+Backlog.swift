@@ -67,11 +67,7 @@ public struct BacklogPass: Sendable {
             runs.remove()
             throw error
         }
-        if let census {
-            var whole = FolderCensus()
-            whole.absorb(counted.finished, measure: census.measure)
-            runs.census = whole
-        }
+        if let census { runs.census = CensusCounter.merged([counted], measure: census.measure) }
         return runs
     }
 

@@ -11,7 +11,8 @@ public enum CPUShare {
     public static var cores: Int {
         let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         let allowed = Int(spoold_cpus_allowed())
-        return usable(online: online > 0 ? online : 1, allowed: allowed > 0 ? allowed : nil, quotas: cgroupQuotas())
+        let quotas = readSmall("/proc/self/cgroup").map { cgroupQuotas(procSelfCgroup: $0) } ?? []
+        return usable(online: online > 0 ? online : 1, allowed: allowed > 0 ? allowed : nil, quotas: quotas)
     }
 
     /// The rule: the least of the cores online, those allowed, and each quota rounded up; at
@@ -39,14 +40,15 @@ public enum CPUShare {
         return nil
     }
 
-    /// The quotas of this process's cgroup and those above it (a quota anywhere up the tree
-    /// holds), read from /sys/fs/cgroup; none when there is no cgroup v2 or no quota.
-    static func cgroupQuotas() -> [Double] {
-        guard let own = readSmall("/proc/self/cgroup").flatMap(cgroupPath(procSelfCgroup:)) else { return [] }
+    /// The quotas of the cgroup a `/proc/self/cgroup` text names and of those above it (a quota
+    /// anywhere up the tree holds), read from the cgroup v2 tree at `root`; none when there is
+    /// no cgroup v2 or no quota.
+    public static func cgroupQuotas(procSelfCgroup text: String, root: String = "/sys/fs/cgroup") -> [Double] {
+        guard let own = cgroupPath(procSelfCgroup: text) else { return [] }
         var quotas: [Double] = []
         var path = own
         while true {
-            if let text = readSmall("/sys/fs/cgroup\(path == "/" ? "" : path)/cpu.max"), let quota = quota(cpuMax: text) { quotas.append(quota) }
+            if let text = readSmall("\(root)\(path == "/" ? "" : path)/cpu.max"), let quota = quota(cpuMax: text) { quotas.append(quota) }
             guard path != "/", let slash = path.lastIndex(of: "/") else { break }
             path = slash == path.startIndex ? "/" : String(path[..<slash])
         }

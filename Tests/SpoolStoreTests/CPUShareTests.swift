@@ -28,6 +28,22 @@ final class CPUShareTests: XCTestCase {
         XCTAssertNil(CPUShare.cgroupPath(procSelfCgroup: "12:cpu:/x\n"), "cgroup v1 only")
     }
 
+    /// The quotas are read up the cgroup tree from the process's own cgroup: "max" is none, and
+    /// a quota higher up holds as well.
+    func testCgroupQuotas_areReadUpTheTree() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("cgroup-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: root + "/system.slice/spoold.service", withIntermediateDirectories: true)
+        try "max 100000\n".write(toFile: root + "/system.slice/spoold.service/cpu.max", atomically: true, encoding: .utf8)
+        try "150000 100000\n".write(toFile: root + "/system.slice/cpu.max", atomically: true, encoding: .utf8)
+        try "400000 100000\n".write(toFile: root + "/cpu.max", atomically: true, encoding: .utf8)
+        let quotas = CPUShare.cgroupQuotas(procSelfCgroup: "0::/system.slice/spoold.service\n", root: root)
+        XCTAssertEqual(quotas, [1.5, 4])
+        XCTAssertEqual(CPUShare.usable(online: 8, allowed: nil, quotas: quotas), 2)
+        XCTAssertEqual(CPUShare.cgroupQuotas(procSelfCgroup: "0::/\n", root: root), [4])
+        XCTAssertEqual(CPUShare.cgroupQuotas(procSelfCgroup: "4:memory:/x\n", root: root), [], "cgroup v1 only")
+    }
+
     /// The process's own affinity is read: a thread allowed one CPU counts one core, and
     /// `SplitListing` then lists in one part (a thread of its own, so the test's stay as they are).
     func testAThreadAllowedOneCPU_countsOneCore() throws {
