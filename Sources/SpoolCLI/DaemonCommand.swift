@@ -443,6 +443,8 @@ struct DaemonCommand {
             inherited.remove(fd)
             if case .read(let bytes) = file { line = RecycleLine(parsing: bytes) }
             if line == nil { log.warning("the line the last image handed on cannot be read; reading pending/ for it") }
+            // The runs it handed on are the engine's to read (or close), not descriptors to pass on.
+            for run in line?.runs?.runs ?? [] { inherited.remove(run.descriptor) }
         }
         let spool = try Spool(path: spoolPath)
         spool.takesHardLinkedFiles = allowHardLinks
@@ -484,9 +486,19 @@ struct DaemonCommand {
                     maximumRequests: configuration.recycle.maximumRequests,
                     growthLimitKiB: configuration.recycle.growthLimitKiB, referenceKiB: reference)
             }
+            // The last image's inotify instance: what moved in the instant between the images is
+            // queued there (an item moved into pending/ by hand is adopted in line, not left to a pass).
+            let events = try SystemEventSource(stopSignals: signals, adoptingWatcher: handoff?.watchDescriptor)
+            if let handed = handoff?.watchDescriptor {
+                if events.adoptedWatcher {
+                    inherited.remove(handed)
+                } else {
+                    log.warning("the inotify descriptor the last image handed on is not one; watching anew (what moved meanwhile is found by the next pass)")
+                }
+            }
             let engine = try Engine(
                 spool: spool, transport: transport, clock: context.clock, configuration: configuration, log: log,
-                processTag: UInt64.random(in: 0...UInt64.max), events: try SystemEventSource(stopSignals: signals), pacer: pacer)
+                processTag: UInt64.random(in: 0...UInt64.max), events: events, pacer: pacer)
             if let hookRunner { engine.observers.add(hookRunner) }
             let queue = addObservers(to: engine, spool: spool, context: context, log: log)
             let startedAt = handoff?.startedAt ?? context.clock.now()
@@ -515,6 +527,7 @@ struct DaemonCommand {
                 var next = RecycleHandoff(
                     lockDescriptor: lock.descriptor.rawValue, generation: (handoff?.generation ?? 0) + 1,
                     startedAt: startedAt, summary: summary, referenceKiB: engine.recycleReferenceKiB)
+                next.watchDescriptor = events.watcherDescriptor
                 var handed = engine.lineForNextImage
                 handed?.figures = queue.figuresForNextImage
                 do {
@@ -522,10 +535,12 @@ struct DaemonCommand {
                 } catch {
                     log.warning("cannot hand the first items in line to the next image (\(error)); it reads pending/ for them")
                 }
-                recycle(next, requests: engine.requestsStarted, reason: engine.recycleReason, keep: inherited, log: log)
-                // Only if execve failed: carry on in this process.
+                // The runs' descriptors go with the line (without it, the exec closes them).
+                let handedRuns = next.lineDescriptor == nil ? [] : (handed?.runs?.runs.map(\.descriptor) ?? [])
+                recycle(next, requests: engine.requestsStarted, reason: engine.recycleReason, keep: inherited.union(handedRuns), log: log)
+                // Only if execve failed: carry on in this process (its next engine watches anew).
                 if let fd = next.lineDescriptor { ProcessImage.withdrawHandedFile(fd) }
-                next.lineDescriptor = nil
+                (next.lineDescriptor, next.watchDescriptor) = (nil, nil)
                 (handoff, line) = (next, handed)
                 continue
             }
@@ -627,7 +642,8 @@ struct DaemonCommand {
         log.info("recycling after \(requests) requests (RSS \(rss)\(why)): re-executing spoold, recycle \(handoff.generation)")
         let prefix = RecycleHandoff.variable + "="
         let environment = ProcessImage.environment().filter { !$0.hasPrefix(prefix) } + [prefix + handoff.encoded]
-        let kept = inherited.union([handoff.lockDescriptor] + (handoff.lineDescriptor.map { [$0] } ?? []))
+        let kept = inherited.union(
+            [handoff.lockDescriptor] + (handoff.lineDescriptor.map { [$0] } ?? []) + (handoff.watchDescriptor.map { [$0] } ?? []))
         let error = ProcessImage.reexecute(arguments: CommandLine.arguments, environment: environment, keep: Array(kept))
         log.warning("cannot re-execute for the recycle (\(error)); carrying on in this process")
     }

@@ -38,7 +38,7 @@ public struct Backlog: Sendable {
     public private(set) var waitingEntries: [BacklogEntry] = []
     /// Waiting items known only by count (past `waitingLimit`), and the earliest of them.
     public private(set) var uncounted = 0
-    private var earliestUncounted: BacklogEntry?
+    public private(set) var earliestUncounted: BacklogEntry?
     /// A pass is under way. `passFloor` is the earliest of what it was started to find: nothing
     /// behind it is claimed until the pass is done.
     public private(set) var passing = false
@@ -78,6 +78,17 @@ public struct Backlog: Sendable {
         uncounted = max(uncounted, 1)
         earliestUncounted = BacklogEntry(
             notBefore: Timestamp(millisecondsSinceEpoch: .min), id: ItemID("00000000T000000000Z-")!, attempt: 0)
+    }
+
+    /// A recycled image took its last image's whole line (`RecycleLine.runs`) instead of a pass:
+    /// pending/ is known again as that image knew it. The runs read on from `nextRun`; what it
+    /// knew only by count waits for a pass, as it would have there. (Its items in memory and its
+    /// waiting list come in by entry, as `admit` and `evicted` take them.)
+    public mutating func tookHandedLine(nextRun: BacklogEntry?, uncounted: Int, earliestUncounted: BacklogEntry?) {
+        precondition(!passing)
+        self.nextRun = nextRun
+        (self.uncounted, self.earliestUncounted) = (0, nil)
+        if uncounted > 0, let earliestUncounted { waitUncounted(uncounted, earliest: earliestUncounted) }
     }
 
     /// A new item in pending/ (taken in, adopted, retried): whether memory takes it now. It does

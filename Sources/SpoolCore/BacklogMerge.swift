@@ -25,6 +25,10 @@ public struct BacklogMerge<Source: BacklogSource> {
 
     public var isEmpty: Bool { heads.isEmpty }
 
+    /// The sources whose next entry the merge holds (read from them, not yet returned), each
+    /// with that entry: what a reader that takes over must read again. Used-up sources are left out.
+    public var held: [(source: Source, entry: BacklogEntry)] { heads.map { (sources[$0.1], $0.0) } }
+
     public mutating func next() throws -> BacklogEntry? {
         guard let (entry, source) = heads.first else { return nil }
         if let following = try sources[source].next() {

@@ -97,17 +97,23 @@ extension Engine {
                 backlog.nextRun = backlogReader?.peek
                 if backlog.nextRun == nil { dropRuns() }
             }
-            guard items[entry.id] == nil else { continue }
-            let location = ItemLocation(.pending, attempt: entry.attempt)
-            guard let status = try? spool.status(of: ItemFileName(id: entry.id, attempt: entry.attempt, kind: .json), at: location),
-                  status.type == .regular
-            else { continue }
-            let notBefore = entry.attempt == 0 ? entry.notBefore : Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds)
-            items[entry.id] = ItemLifecycle(location: location, notBefore: notBefore)
-            due.push(.init(notBefore: notBefore, id: entry.id))
-            loaded.append((entry.id, location))
+            if let location = bringIntoMemory(entry) { loaded.append((entry.id, location)) }
         }
         return loaded.count
+    }
+
+    /// Puts a pending item read from disk into memory, unless it is there already or its json is
+    /// no longer in pending/ at its attempt. A tried item stands in line at its json's mtime.
+    private func bringIntoMemory(_ entry: BacklogEntry) -> ItemLocation? {
+        guard items[entry.id] == nil else { return nil }
+        let location = ItemLocation(.pending, attempt: entry.attempt)
+        guard let status = try? spool.status(of: ItemFileName(id: entry.id, attempt: entry.attempt, kind: .json), at: location),
+              status.type == .regular
+        else { return nil }
+        let notBefore = entry.attempt == 0 ? entry.notBefore : Timestamp(millisecondsSinceEpoch: status.modifiedMilliseconds)
+        items[entry.id] = ItemLifecycle(location: location, notBefore: notBefore)
+        due.push(.init(notBefore: notBefore, id: entry.id))
+        return location
     }
 
     /// Gives back up to `count` of the latest pending items in memory (their files stay in
@@ -201,29 +207,48 @@ extension Engine {
     /// most what a recycle hands on. Enough to send while the pass writes the runs: with 1,024, a
     /// recycled image at a million queued sent its line in 0.6 s and then waited for its pass
     /// (1.2 s), 1.3-1.5 s lost at each recycle.
-    var headLimit: Int { min(backlog.waitingLimit, RecycleLine.maximumEntries) }
+    var headLimit: Int { min(backlog.waitingLimit, RecycleLine.maximumHead) }
 
     /// What a recycle hands to the next image (`resume(from:startedAt:line:)`, made by `finish`
-    /// as `lineForNextImage`): the first pending items in memory, in line order, up to
-    /// `headLimit` and only those nothing on disk comes before (what this image itself could
-    /// claim next), and how many items are queued.
+    /// as `lineForNextImage`), and how many items are queued.
+    ///
+    /// The whole line when no pass is under way and it fits (`RecycleLine.runs`): every pending
+    /// item in memory and the waiting list by entry, and the runs, whose descriptors are taken
+    /// from this image (left open for the next one; `dropRuns` then only removes their files
+    /// from tmp/). Otherwise the first pending items in memory, in line order, up to `headLimit`
+    /// and only those nothing on disk comes before (what this image itself could claim next):
+    /// the next image's pass finds the rest.
     func recycleLine() -> RecycleLine {
-        let first = items.lazy.filter { $0.value.state == .pending }
-            .map { self.backlogEntry($0.key, $0.value) }
-            .filter { self.backlog.mayClaim($0) }
-            .sorted()
-            .prefix(headLimit)
+        let pending = items.lazy.filter { $0.value.state == .pending }.map { self.backlogEntry($0.key, $0.value) }
+        if !backlog.passing, pending.count + backlog.waitingEntries.count <= RecycleLine.maximumEntries {
+            var byID: [ItemID: BacklogEntry] = [:]
+            for entry in backlog.waitingEntries { byID[entry.id] = entry }
+            for entry in pending { byID[entry.id] = entry }
+            let runs = backlogReader?.handOver() ?? []
+            backlogReader = nil
+            return RecycleLine(
+                queued: pendingCount, entries: byID.values.sorted(),
+                runs: .init(
+                    runs: runs, left: runs.isEmpty ? 0 : runsLeft, uncounted: backlog.uncounted,
+                    earliestUncounted: backlog.earliestUncounted))
+        }
+        let first = pending.filter { self.backlog.mayClaim($0) }.sorted().prefix(headLimit)
         return RecycleLine(queued: pendingCount, entries: Array(first))
     }
 
     /// A recycled image's start: the line the last image handed on stands in for the start's
-    /// listing of pending/. Its entries that still name a json in pending/ (an operator may have
-    /// moved one meanwhile) are read in and claimed at once, as a listing's head would be; the
-    /// pass writes the runs of everything else in pending/ on its own thread, and until it is done
-    /// the queue is the last image's count. The checks a first start's listing makes of pending/
-    /// (lone files, part logs of items gone) were made by the first image; an item moved into
-    /// pending/ by hand in the instant of the exec is found by the pass.
+    /// listing of pending/. A whole line is taken as it is (`takeWholeLine`). Otherwise its
+    /// entries that still name a json in pending/ (an operator may have moved one meanwhile) are
+    /// read in and claimed at once, as a listing's head would be; the pass writes the runs of
+    /// everything else in pending/ on its own thread, and until it is done the queue is the last
+    /// image's count. The checks a first start's listing makes of pending/ (lone files, part logs
+    /// of items gone) were made by the first image; an item moved into pending/ by hand in the
+    /// instant of the exec is found by the pass.
     private func takeHandedLine(_ line: RecycleLine) {
+        if let runs = line.runs {
+            if takeWholeLine(line, runs) { return }
+            spool.closeHandedRuns(runs.runs)
+        }
         let entries = line.entries.prefix(headLimit).filter { entry in
             guard items[entry.id] == nil,
                   let status = try? spool.status(of: ItemFileName(id: entry.id, attempt: entry.attempt, kind: .json), at: ItemLocation(.pending, attempt: entry.attempt))
@@ -237,6 +262,52 @@ extension Engine {
         log.debug("took \(taken) of the \(line.entries.count) first item(s) in line from the last image; reading pending/ for the rest")
         announceQueue(pendingCount + uploads.count)
         writeRuns(excluding: Set(items.keys).union(entries.prefix(taken).map(\.id)))
+    }
+
+    /// Takes the last image's whole line: its pending items come into memory in line order as
+    /// far as memory goes (each checked to still name a json in pending/, as a load checks), the
+    /// rest wait by entry, the runs are read on from where that image was, and what it knew only
+    /// by count waits for a pass. No listing of pending/: the recycle costs no pass. Returns
+    /// false when the runs cannot be read on (a descriptor that is not a run of ours): the
+    /// caller then falls back to a pass. An item moved into pending/ by hand in the instant of
+    /// the exec is not in the line: the daemon adopts it from the events queued on the inotify
+    /// instance the last image handed on (`SystemEventSource(adoptingWatcher:)`); without them,
+    /// the next pass finds it, or the rescan once nothing waits on disk (`scanPending`).
+    private func takeWholeLine(_ line: RecycleLine, _ handed: RecycleLine.Runs) -> Bool {
+        var reader: BacklogReader?
+        if !handed.runs.isEmpty {
+            do {
+                reader = try spool.resumeRuns(handed.runs)
+            } catch {
+                log.warning("cannot read on the runs the last image handed on (\(error)); reading pending/ instead")
+                return false
+            }
+        }
+        if reader?.peek == nil {
+            reader?.close()
+            reader = nil
+        }
+        backlogReader = reader
+        runsLeft = reader == nil ? 0 : handed.left
+        backlog.tookHandedLine(nextRun: reader?.peek, uncounted: handed.uncounted, earliestUncounted: handed.earliestUncounted)
+        var loaded: [(ItemID, ItemLocation)] = []
+        var waiting = 0
+        for entry in line.entries where items[entry.id] == nil {
+            if items.count < backlog.capacity {
+                if let location = bringIntoMemory(entry) { loaded.append((entry.id, location)) }
+            } else {
+                backlog.evicted(entry)
+                waiting += 1
+                // Its last image's move into pending/ may still be queued on the inotify instance
+                // handed on: not an operator's to adopt (it waits by entry already).
+                ownArrivals.insert(entry.id)
+            }
+        }
+        if !loaded.isEmpty { observers.itemsCameIntoMemory(loaded) }
+        passWillFind = 0
+        log.debug("took the last image's whole line: \(loaded.count) item(s) in memory, \(waiting) waiting, \(runsLeft) in \(handed.runs.count) run(s), \(handed.uncounted) for a pass to find")
+        announceQueue(pendingCount + uploads.count)
+        return true
     }
 
     /// Says once how many items the spool holds, as soon as a start knows.

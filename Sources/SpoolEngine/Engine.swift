@@ -324,8 +324,12 @@ public final class Engine {
         noteLimitRate(now: now)
         makeLongDirectUploadsDurable(now: now)
         let stopping = summary.stop != nil
-        if !stopping && round.recordFailure == nil {
+        // A recycle winding down still adopts what is moved into pending/: the items it holds
+        // go to the next image in its line (files arriving in incoming/ are found by its scan).
+        if round.recordFailure == nil && (!stopping || summary.stop == .recycle) {
             try takeWatcherEvents(arrived.watcher, now: now)
+        }
+        if !stopping && round.recordFailure == nil {
             try ingest(now: now)
             try collectClaims(now: now, into: &round)
         }

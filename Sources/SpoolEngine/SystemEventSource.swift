@@ -9,11 +9,24 @@ public final class SystemEventSource: EngineEventSource {
     /// SIGTERM/SIGINT as a descriptor; each one read is a stop request.
     private let stopSignals: StopSignals?
 
-    public init(stopSignals: StopSignals? = nil) throws {
-        watcher = try InotifyWatcher()
+    /// Whether the inotify instance is the one an earlier image handed on (`adoptingWatcher`).
+    public let adoptedWatcher: Bool
+
+    /// `adoptingWatcher`: the inotify descriptor a recycle handed on; a new instance is made when
+    /// it is nil or not one.
+    public init(stopSignals: StopSignals? = nil, adoptingWatcher handed: Int32? = nil) throws {
+        if let handed, let adopted = InotifyWatcher(adopting: handed) {
+            (watcher, adoptedWatcher) = (adopted, true)
+        } else {
+            (watcher, adoptedWatcher) = (try InotifyWatcher(), false)
+        }
         inbox = try CompletionInbox()
         self.stopSignals = stopSignals
     }
+
+    /// The inotify descriptor, for a recycle to hand on (kept open across `execve`): the next
+    /// image reads the events of the instant between the images from it.
+    public var watcherDescriptor: Int32 { watcher.fd }
 
     public func watch(_ directory: FileDescriptor, label: String, mask: UInt32) throws -> Int32 {
         try watcher.watch(directory, label: label, mask: mask)

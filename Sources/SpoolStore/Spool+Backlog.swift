@@ -317,9 +317,34 @@ extension Spool {
         return total
     }
 
+    /// Reads on the runs the last image of this process handed on (`BacklogReader.handOver`).
+    /// Each descriptor must be an open regular file linked nowhere (the last image removed the
+    /// file from tmp/ and kept it open): anything else is not a run of ours, and none is read.
+    public func resumeRuns(_ runs: [RecycleLine.Run]) throws -> BacklogReader {
+        for run in runs where !isHandedRun(run) { throw HandedRunRefused(descriptor: run.descriptor) }
+        return try BacklogReader(resuming: runs, fs: fs)
+    }
+
+    /// Closes the handed runs that are ours (open regular files linked nowhere), when they are
+    /// not read after all.
+    public func closeHandedRuns(_ runs: [RecycleLine.Run]) {
+        for run in runs where isHandedRun(run) { fs.close(FileDescriptor(rawValue: run.descriptor)) }
+    }
+
+    private func isHandedRun(_ run: RecycleLine.Run) -> Bool {
+        guard let status = try? fs.status(of: FileDescriptor(rawValue: run.descriptor)) else { return false }
+        return status.type == .regular && status.linkCount == 0
+    }
+
     /// Whether a name in tmp/ is a pass's run (a running daemon's own, in use).
     public static func isBacklogRun(_ name: String) -> Bool { name.hasPrefix(backlogRunPrefix) }
 
+}
+
+/// A descriptor named as a handed run that is not an open run file linked nowhere.
+public struct HandedRunRefused: Error, CustomStringConvertible {
+    public let descriptor: Int32
+    public var description: String { "descriptor \(descriptor) is not a run file handed on by the last image" }
 }
 
 /// Entries of one chunk: their keys and their ids' bytes side by side, sorted without a string each.
@@ -428,12 +453,34 @@ public struct BacklogReader {
         (self.merge, self.descriptors, self.fs) = (merge, sources, fs)
     }
 
+    /// Reads on runs the last image of this process was reading (`handOver`): each open run
+    /// file from its offset, the start of the entry that image had read but not taken.
+    public init(resuming runs: [RecycleLine.Run], fs: any FileSystem) throws {
+        var sources: [RunFileSource] = []
+        for run in runs {
+            let fd = FileDescriptor(rawValue: run.descriptor)
+            try fs.seek(fd, to: run.offset)
+            sources.append(RunFileSource(fs: fs, fd: fd, name: "run handed on (fd \(run.descriptor))", offset: run.offset))
+        }
+        self.init(merge: try BacklogMerge(sources), sources: sources.map(\.fd), fs: fs)
+    }
+
     public var peek: BacklogEntry? { merge.peek }
 
     public mutating func next() throws -> BacklogEntry? { try merge.next() }
 
     /// Closes the run files (they are removed with `BacklogRuns.remove`).
     public func close() { for fd in descriptors { fs.close(fd) } }
+
+    /// For a recycle: the runs not used up, each with the offset to read it on from (its entry
+    /// the merge holds), their descriptors left open for the next image (`init(resuming:)`);
+    /// the used-up ones are closed. The reader is not to be used after.
+    public func handOver() -> [RecycleLine.Run] {
+        let held = merge.held
+        let kept = Set(held.map(\.source.fd))
+        for fd in descriptors where !kept.contains(fd) { fs.close(fd) }
+        return held.map { RecycleLine.Run(descriptor: $0.source.fd.rawValue, offset: $0.source.lastEntryOffset) }
+    }
 }
 
 /// One run file, read in 64 KiB pieces and cut into lines.
@@ -444,8 +491,16 @@ struct RunFileSource: BacklogSource {
     private var buffer: [UInt8] = []
     private var position = 0
     private var atEnd = false
+    /// Where in the file `buffer` starts.
+    private var bufferOffset: Int64
+    /// Where in the file the entry `next` returned last starts.
+    private(set) var lastEntryOffset: Int64
 
-    init(fs: any FileSystem, fd: FileDescriptor, name: String) { (self.fs, self.fd, self.name) = (fs, fd, name) }
+    /// `offset`: where the descriptor reads from (0 for a run just written).
+    init(fs: any FileSystem, fd: FileDescriptor, name: String, offset: Int64 = 0) {
+        (self.fs, self.fd, self.name) = (fs, fd, name)
+        (bufferOffset, lastEntryOffset) = (offset, offset)
+    }
 
     mutating func next() throws -> BacklogEntry? {
         while true {
@@ -456,13 +511,18 @@ struct RunFileSource: BacklogSource {
                 return (true, BacklogRunCodec.decode(UnsafeRawBufferPointer(start: base, count: length)), length + 1)
             }
             if found {
+                let start = bufferOffset + Int64(position)
                 position += consumed
                 // A line that is not ours cannot come from our own pass: skip it rather than stop.
-                if let entry { return entry }
+                if let entry {
+                    lastEntryOffset = start
+                    return entry
+                }
                 continue
             }
             if atEnd { return nil }
             buffer.removeSubrange(0..<position)
+            bufferOffset += Int64(position)
             position = 0
             let before = buffer.count
             buffer.reserveCapacity(before + 65_536)

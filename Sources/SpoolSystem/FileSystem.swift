@@ -68,6 +68,8 @@ public protocol FileSystem: Sendable {
     func truncate(_ fd: FileDescriptor, to length: Int64) throws
     /// `lseek(2)` to the end; returns the new offset.
     func seekToEnd(_ fd: FileDescriptor) throws -> Int64
+    /// `lseek(2)` to `offset` from the start (a run handed on by a recycle is read on from there).
+    func seek(_ fd: FileDescriptor, to offset: Int64) throws
     /// Whether a process holds `name` open for writing: opens it read-only (no links followed,
     /// never blocking), takes a read lease (`fcntl(F_SETLEASE, F_RDLCK)`) and gives it back at
     /// once. Throws what `open` throws (ENOENT for a file that vanished).

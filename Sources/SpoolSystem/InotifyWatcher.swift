@@ -37,6 +37,17 @@ public final class InotifyWatcher: @unchecked Sendable {
         guard fd >= 0 else { throw SystemError.last(.inotifyInit, path: "-") }
     }
 
+    /// Takes over the inotify instance an earlier image of this process handed on across
+    /// `execve` (its watches, and the events queued since that image last read them); nil unless
+    /// `fd` is one. Watching a folder again returns its watch's descriptor (the kernel keeps one
+    /// watch per folder and instance).
+    public init?(adopting fd: Int32) {
+        guard ProcessImage.isInotify(fd), (try? ProcessImage.setCloseOnExec(fd, true)) != nil else { return nil }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 else { return nil }
+        self.fd = fd
+    }
+
     deinit { Glibc.close(fd) }
 
     /// Watches the directory open as `directory` (through /proc/self/fd, so no path is re-resolved).

@@ -259,4 +259,8 @@ public struct PosixFileSystem: FileSystem {
         guard r >= 0 else { throw SystemError.last(.lseek, path: "fd \(fd.rawValue)") }
         return Int64(r)
     }
+
+    public func seek(_ fd: FileDescriptor, to offset: Int64) throws {
+        guard lseek(fd.rawValue, off_t(offset), SEEK_SET) >= 0 else { throw SystemError.last(.lseek, path: "fd \(fd.rawValue)") }
+    }
 }

@@ -124,6 +124,12 @@ public enum ProcessImage {
         }
     }
 
+    /// Whether `fd` is an inotify instance (`/proc/self/fd/<fd>` names `anon_inode:inotify`): an
+    /// inherited number may name anything.
+    public static func isInotify(_ fd: Int32) -> Bool {
+        fd > 2 && linkTarget("/proc/self/fd/\(fd)") == "anon_inode:inotify"
+    }
+
     private static func linkTarget(_ path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: 256)
         let n = readlink(path, &buffer, buffer.count - 1)

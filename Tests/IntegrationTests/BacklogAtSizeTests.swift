@@ -10,11 +10,11 @@ import XCTest
 final class BacklogAtSizeTests: XCTestCase {
     /// `spoold-bench fill`, built beside `spoold`: items written straight into pending/, as
     /// `spoold enqueue --move` leaves them, far faster.
-    private func fill(_ spool: TestSpool, count: Int) throws {
+    private func fill(_ spool: TestSpool, count: Int, at path: String? = nil, startMilliseconds: Int64? = nil) throws {
         let bench = Bundle.main.bundleURL.appendingPathComponent("spoold-bench").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: bench)
-        process.arguments = ["fill", "--count", "\(count)", spool.path]
+        process.arguments = ["fill", "--count", "\(count)", path ?? spool.path] + (startMilliseconds.map { ["--start-ms", "\($0)"] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -38,9 +38,10 @@ final class BacklogAtSizeTests: XCTestCase {
     }
 
     /// A drain of a backlog beyond memory that recycles (re-executes itself) on the way: each
-    /// new image starts from the first items in line the last one handed on, without listing
-    /// pending/ first, and the whole backlog still goes out in line, each item once.
-    func testADrainThatRecycles_keepsTheLine_eachNewImageStartingFromTheLineHandedOn() throws {
+    /// new image takes the whole line the last one handed on (its items in memory, and the runs
+    /// of the first image's pass, open, read on from where it was), so only the first image lists
+    /// pending/, and the whole backlog still goes out in line, each item once.
+    func testADrainThatRecycles_keepsTheLine_eachNewImageReadingOnTheRunsHandedOn() throws {
         let count = 2_000
         let spool = try TestSpool(self)
         try fill(spool, count: count)
@@ -55,13 +56,48 @@ final class BacklogAtSizeTests: XCTestCase {
         let lines = result.stderr.split(separator: "\n")
         let recycles = lines.filter { $0.contains("draining again after recycle") }.count
         XCTAssertGreaterThanOrEqual(recycles, 3, String(result.stderr.suffix(2000)))
-        // Each new image took the line handed on: a quarter of --queue-memory, whole, but for a
-        // recycle that came as the queue ran out (the 2,000th request may be the last).
-        let handed = lines.filter { $0.contains(" first item(s) in line from the last image") }
+        let handed = lines.filter { $0.contains("took the last image's whole line: ") }
         XCTAssertEqual(handed.count, recycles, String(result.stderr.suffix(2000)))
-        XCTAssertGreaterThanOrEqual(handed.filter { $0.contains("took 100 of the 100 ") }.count, 3, "\(handed)")
+        // The first three recycles come with items beyond memory: in the first image's run(s).
+        XCTAssertEqual(handed.prefix(3).filter { $0.contains(" item(s) in memory") && !$0.contains(" in 0 run(s)") }.count, 3, "\(handed)")
+        XCTAssertEqual(lines.filter { $0.contains("spoold debug: read pending/: ") }.count, 1, "one pass, the first image's")
         XCTAssertEqual(takenNumbers(result.stderr), Array(0..<count), "in line order across the images")
         XCTAssertEqual(receiver.requests.count, count, "each item once")
+        XCTAssertEqual(spool.itemFiles, [])
+    }
+
+    /// An item an operator moves into pending/ in the instant of a recycle (here a hook of the
+    /// last upload before it, run while the image winds down or once it stopped reading events)
+    /// is adopted by the next image from the inotify instance handed on, and goes out in line:
+    /// it is older than everything queued, so among the next image's first uploads, not after
+    /// the whole backlog (no pass is made that would find it).
+    func testAnItemMovedIntoPendingAtTheInstantOfARecycle_isAdoptedByTheNextImage_inLine() throws {
+        let count = 300
+        let spool = try TestSpool(self)
+        try fill(spool, count: count)
+        // One item older than all, made in a spool of its own and kept aside until the recycle.
+        let other = spool.root + "/other"
+        try fill(spool, count: 1, at: other, startMilliseconds: Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000)
+        let aside = spool.root + "/aside"
+        try FileManager.default.moveItem(atPath: other + "/pending", toPath: aside)
+        let early = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: aside).first { $0.hasSuffix(".json") })
+        let earlyID = String(early.prefix { $0 != "." })
+        let receiver = UploadReceiver(script: .always(201), keepBodiesInMemory: false)
+        try receiver.start()
+        addTeardownBlock { receiver.stop() }
+        let move = "if [ \"$SPOOLD_NAME\" = f99.dat ]; then sleep 0.3; mv '\(aside)'/*.blob '\(spool.path)/pending/'; mv '\(aside)'/*.json '\(spool.path)/pending/'; fi"
+        let result = try SpooldProcess.run([
+            "drain", "--spool", spool.path, "--url", receiver.baseURL + "/up/", "--verbose", "--concurrency", "1",
+            "--queue-memory", "100", "--recycle-after", "100", "--recycle-above", "0", "--on-success", move,
+        ], timeout: 120)
+        XCTAssertEqual(result.exitCode, 0, String(result.stderr.suffix(2000)))
+        let lines = result.stderr.split(separator: "\n")
+        XCTAssertTrue(lines.contains { $0.contains("took the last image's whole line: ") }, String(result.stderr.suffix(2000)))
+        let taken = lines.filter { $0.contains("spoold debug: uploading ") }
+        let at = try XCTUnwrap(taken.firstIndex { $0.contains(earlyID) }, "uploaded")
+        XCTAssertGreaterThanOrEqual(at, 100, "after the first image's 100")
+        XCTAssertLessThan(at, 110, "among the next image's first uploads: \(taken[100..<min(taken.count, 112)])")
+        XCTAssertEqual(receiver.requests.count, count + 1, "each item once")
         XCTAssertEqual(spool.itemFiles, [])
     }
 

@@ -51,11 +51,41 @@ final class RecycleLineTests: XCTestCase {
         XCTAssertNil(RecycleLine(parsing: tooMany))
     }
 
+    func testAWholeLine_carriesItsRunsAndWhatWasKnownOnlyByCount() {
+        let figures = RecycleLine.Figures(usage: QueueUsage(items: 9, payloadBytes: 64, diskBytes: 32_768), isEstimated: false, ages: CreationMinutes())
+        let runs = RecycleLine.Runs(
+            runs: [.init(descriptor: 12, offset: 0), .init(descriptor: 14, offset: 1_048_576)], left: 900_000, uncounted: 3,
+            earliestUncounted: entry(-4, "c.jpg", attempt: 1))
+        let whole = RecycleLine(queued: 1_000_000, entries: [entry(5, "a.jpg"), entry(6, "b.jpg")], figures: figures, runs: runs)
+        XCTAssertEqual(RecycleLine(parsing: whole.encoded), whole)
+        let noRuns = RecycleLine(queued: 2, entries: [entry(5, "a.jpg")], runs: .init(runs: [], left: 0))
+        XCTAssertEqual(RecycleLine(parsing: noRuns.encoded), noRuns, "a whole line with everything in memory")
+        XCTAssertNil(RecycleLine(parsing: noRuns.encoded).flatMap { $0.runs?.earliestUncounted })
+
+        let text = String(decoding: whole.encoded, as: UTF8.self)
+        for (from, to) in [
+            ("run 14 1048576", "run 12 1048576"), ("run 14 1048576", "run -1 0"), ("run 14 1048576", "run 14 -5"),
+            ("run 14 1048576", "run 14"), ("runs 900000 3", "runs 900000"), ("runs 900000 3", "runs -1 3"),
+            ("earliest -4 1 ", "earliest x 1 "), ("earliest -4 1 20261121T141003123Z-0000-9f3ab2c1-c.jpg\n", ""),
+        ] {
+            XCTAssertNil(RecycleLine(parsing: Array(text.replacingOccurrences(of: from, with: to).utf8)), "\(from) -> \(to)")
+        }
+        let tooManyRuns = RecycleLine(
+            queued: 1, entries: [], runs: .init(runs: (0..<Int32(RecycleLine.maximumRuns)).map { .init(descriptor: $0, offset: 0) }, left: 1))
+        XCTAssertLessThanOrEqual(tooManyRuns.encoded.count, RecycleLine.maximumBytes)
+        XCTAssertNotNil(RecycleLine(parsing: tooManyRuns.encoded))
+        let oneMore = String(decoding: tooManyRuns.encoded, as: UTF8.self).replacingOccurrences(of: "runs 1 0\n", with: "runs 1 0\nrun 99999 0\n")
+        XCTAssertNil(RecycleLine(parsing: Array(oneMore.utf8)))
+    }
+
     func testHandoff_carriesTheLinesDescriptor() {
         var handoff = RecycleHandoff(lockDescriptor: 7, generation: 3, startedAt: Timestamp(millisecondsSinceEpoch: 1))
         XCTAssertNil(RecycleHandoff(parsing: handoff.encoded)?.lineDescriptor)
         handoff.lineDescriptor = 9
         XCTAssertEqual(RecycleHandoff(parsing: handoff.encoded), handoff)
         XCTAssertNil(RecycleHandoff(parsing: handoff.encoded.replacingOccurrences(of: "line=9", with: "line=99999999999")))
+        handoff.watchDescriptor = 11
+        XCTAssertEqual(RecycleHandoff(parsing: handoff.encoded), handoff, "the inotify instance's descriptor")
+        XCTAssertNil(RecycleHandoff(parsing: handoff.encoded.replacingOccurrences(of: "watch=11", with: "watch=-1")))
     }
 }

@@ -191,7 +191,10 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertEqual(first.summary?.stop, .recycle)
         let sent = first.transport.started.map(\.request.id)
         XCTAssertEqual(sent, expected.prefix(sent.count).map(\.id), "the first image, in line")
-        let line = try XCTUnwrap(first.engine.lineForNextImage)
+        // A line that is not whole, as a recycle in the middle of a pass hands on: its first 50.
+        let whole = try XCTUnwrap(first.engine.lineForNextImage)
+        for run in whole.runs?.runs ?? [] { close(run.descriptor) }
+        let line = RecycleLine(queued: whole.queued, entries: Array(whole.entries.prefix(50)))
         let left = Array(expected.dropFirst(sent.count))
         XCTAssertEqual(line.entries, Array(left.prefix(50)), "the next 50 in line")
         XCTAssertEqual(line.queued, left.count)
@@ -234,6 +237,69 @@ final class BacklogOrderTests: EngineTestCase {
         }
         let rest = [ItemID(early.id)!, moved.id] + left.dropFirst(49).filter { $0 != gone && $0 != moved }.map(\.id)
         XCTAssertEqual(next.transport.started.map(\.request.id), head.dropLast().map(\.id) + rest, "what the pass found, then the rest in line")
+        XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
+    }
+
+    /// A recycle with no pass under way hands the whole line on (`RecycleLine.runs`): the items
+    /// in memory and waiting by entry, and the runs of the last pass, open, with where the image
+    /// was reading them. The next image lists nothing: it sends the rest of the line in order,
+    /// skipping items gone meanwhile, and starts no pass over pending/. An item put into
+    /// pending/ by hand in the instant of the exec is found by the rescan once nothing waits on disk.
+    func testARecycledImage_takesTheWholeLine_andReadsOnTheRuns_withoutAPassOverPending() throws {
+        let count = 2_000
+        let (expected, headOf50) = try queueWithAHeadOf50(count)
+        var configuration = headOf50
+        configuration.recycle = RecycleTrigger(maximumRequests: 300, growthLimitKiB: 0, checkEveryRequests: 1)
+        fs.skipsSyncs = true  // order is the subject here, not durability
+        let first = try EmbeddedEngine(spool: temp.open(fs: fs), configuration: configuration, clock: clock)
+        first.transport.autoAnswer = .status(201)
+        while first.transport.inFlight > 0 { try first.transport.answerNext(.status(201)) }
+        var seconds = 0
+        while first.summary == nil, seconds < 60 {
+            try first.advanceTime(by: 1)
+            seconds += 1
+        }
+        XCTAssertEqual(first.summary?.stop, .recycle)
+        let sent = first.transport.started.map(\.request.id)
+        let left = Array(expected.dropFirst(sent.count))
+        let line = try XCTUnwrap(first.engine.lineForNextImage)
+        let runs = try XCTUnwrap(line.runs, "no pass under way: the whole line")
+        XCTAssertFalse(runs.runs.isEmpty)
+        XCTAssertEqual(line.queued, left.count)
+        XCTAssertEqual(line.entries, Array(left.prefix(line.entries.count)), "memory and the waiting list come first in line")
+        XCTAssertEqual(line.entries.count + runs.left, left.count, "the rest is in the runs")
+        XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }, [], "the runs' files are gone from tmp/, kept open")
+
+        // Between the images: an item in memory and one in the runs are purged; an item older
+        // than all is put into pending/ by hand.
+        let gone = [line.entries[10], left[line.entries.count + 10]]
+        for entry in gone {
+            for kind in [ItemFileName.Kind.json, .blob] {
+                XCTAssertEqual(unlink(temp.path(.pending, ItemFileName(id: entry.id, attempt: entry.attempt, kind: kind).description)), 0)
+            }
+        }
+        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - Int64(count) - 600_000)
+        var early = maker.metadata("early.dat")
+        early.size = 1
+        try writeItem(early, attempt: 0)
+
+        configuration.recycle = RecycleTrigger(maximumRequests: 0, growthLimitKiB: 0)
+        let held = Mutex<[@Sendable () -> Void]>([])
+        let next = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
+            runPass: { work in held.withLock { $0.append(work) } }, line: line)
+        XCTAssertEqual(next.engine.pendingCount + next.engine.uploads.count, left.count - 1, "counted from the line, the purged one in memory left out")
+        next.transport.autoAnswer = .status(201)
+        while next.transport.inFlight > 0 { try next.transport.answerNext(.status(201)) }
+        seconds = 0
+        while next.transport.started.count < left.count - 2, seconds < 60 {
+            try next.advanceTime(by: 1)
+            seconds += 1
+        }
+        XCTAssertTrue(held.withLock(\.isEmpty), "no pass over pending/")
+        XCTAssertEqual(next.transport.started.map(\.request.id), left.filter { !gone.contains($0) }.map(\.id), "the rest of the line, in line")
+        try next.advanceTime(by: 61)
+        XCTAssertEqual(next.transport.started.last?.request.id, ItemID(early.id), "found by the rescan once nothing waits on disk")
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
 

@@ -44,6 +44,28 @@ final class BacklogPassTests: StoreTestCase {
         XCTAssertEqual(temp.names(in: .tmp).filter { $0.hasPrefix("backlog.") }, [])
     }
 
+    /// A recycle hands the runs on open (`BacklogReader.handOver`), each at the entry the merge
+    /// held: read on from there, they give exactly the rest of the line, across the 64 KiB pieces
+    /// a run is read in. A descriptor that is not an open run linked nowhere is refused.
+    func testRunsHandedOn_readOnExactlyWhereTheyWere() throws {
+        let ids = try addItems(3_000)
+        let runs = try spool.backlogPass.run(excluding: [], pass: 1, chunkSize: 1_500)
+        XCTAssertEqual(runs.names.count, 2)
+        XCTAssertGreaterThan(try spool.fs.status(of: runs.names[0], in: spool.descriptor(.tmp)).size, 65_536, "longer than one piece")
+        var reader = try runs.open()
+        var read: [ItemID] = []
+        for _ in 0..<1_700 { read.append(try XCTUnwrap(reader.next()).id) }
+        XCTAssertThrowsError(try spool.resumeRuns([RecycleLine.Run(descriptor: 0, offset: 0)]), "not a run file")
+        let handed = reader.handOver()
+        XCTAssertEqual(handed.count, 2)
+        XCTAssertThrowsError(try spool.resumeRuns(handed), "still linked in tmp/: not handed on by a recycle")
+        runs.remove()
+        var resumed = try spool.resumeRuns(handed)
+        defer { resumed.close() }
+        while let entry = try resumed.next() { read.append(entry.id) }
+        XCTAssertEqual(read, ids, "each entry once, in line")
+    }
+
     func testHead_isTheFirstItemsInLine_readWithoutWritingRuns_andTalliesAsAPassDoes() throws {
         let ids = try addItems(40)
         // The first item was tried and is due again when the tenth was made: it stands just

@@ -74,6 +74,33 @@ final class SystemCallTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(fcntl(file, F_GETFD), 0, "left open")
     }
 
+    /// A recycle hands the inotify instance on: adopted, it keeps its watches (watching the same
+    /// folder again gives the same watch) and the events queued before; any other descriptor is
+    /// refused and left alone.
+    func testInotifyAdopted_keepsItsWatchesAndQueuedEvents_andNothingElseIsTaken() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("spoold-inotify-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = FileDescriptor(rawValue: open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+        defer { close(directory.rawValue) }
+        let last = try InotifyWatcher()
+        let watch = try last.watch(directory, label: "folder")
+        XCTAssertTrue(FileManager.default.createFile(atPath: folder + ".file", contents: Data("x".utf8)))
+        XCTAssertEqual(rename(folder + ".file", folder + "/moved-in"), 0)
+        let handed = dup(last.fd)
+        let adopted = try XCTUnwrap(InotifyWatcher(adopting: handed))
+        XCTAssertEqual(try adopted.watch(directory, label: "folder"), watch, "the same watch")
+        XCTAssertEqual(adopted.readEvents().map(\.name), ["moved-in"], "what was queued before")
+        XCTAssertTrue(ProcessImage.isInotify(adopted.fd))
+        XCTAssertNotEqual(fcntl(adopted.fd, F_GETFD) & FD_CLOEXEC, 0, "closed on the next exec unless handed on again")
+
+        let file = open(folder + "/moved-in", O_RDONLY | O_CLOEXEC)
+        defer { close(file) }
+        XCTAssertNil(InotifyWatcher(adopting: file), "a file")
+        XCTAssertNil(InotifyWatcher(adopting: 1), "standard output")
+        XCTAssertNotEqual(fcntl(file, F_GETFD), -1, "left open")
+    }
+
     func testWriteLoop_continuesShortWrites_andAWriteOfNothingIsAnError() throws {
         let bytes = Array(0..<100).map(UInt8.init)
         var written: [UInt8] = []

@@ -10,7 +10,7 @@ import SpoolSystem
 public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     public enum Operation: String, Sendable, CaseIterable {
         case open, close, read, write, sync, syncFileSystem, rename, remove, makeDirectory, fstat, fstatat, list
-        case setModificationTime, lock, unlock, truncate, seekToEnd, writerCheck, allocate
+        case setModificationTime, lock, unlock, truncate, seekToEnd, seek, writerCheck, allocate
         /// `fsetxattr` and `fgetxattr` (a direct upload's name attribute).
         case setAttribute, attribute
     }
@@ -310,6 +310,10 @@ public final class RecordingFileSystem: FileSystem, @unchecked Sendable {
 
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 {
         try perform(callOn(.seekToEnd, fd)) { try real.seekToEnd(fd) }
+    }
+
+    public func seek(_ fd: FileDescriptor, to offset: Int64) throws {
+        try perform(callOn(.seek, fd)) { try real.seek(fd, to: offset) }
     }
 
     /// An injected errno here is the kernel refusing the lease (`.unknown(errno:)`), not a throw:

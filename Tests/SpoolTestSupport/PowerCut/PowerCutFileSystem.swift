@@ -325,6 +325,8 @@ public final class PowerCutFileSystem: FileSystem, @unchecked Sendable {
 
     public func seekToEnd(_ fd: FileDescriptor) throws -> Int64 { try real.seekToEnd(fd) }
 
+    public func seek(_ fd: FileDescriptor, to offset: Int64) throws { try real.seek(fd, to: offset) }
+
     public func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck {
         try real.writerCheck(name, in: directory)
     }

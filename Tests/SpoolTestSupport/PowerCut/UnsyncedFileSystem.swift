@@ -33,6 +33,7 @@ struct UnsyncedFileSystem: FileSystem {
     func unlock(_ fd: FileDescriptor) throws { try real.unlock(fd) }
     func truncate(_ fd: FileDescriptor, to length: Int64) throws { try real.truncate(fd, to: length) }
     func seekToEnd(_ fd: FileDescriptor) throws -> Int64 { try real.seekToEnd(fd) }
+    func seek(_ fd: FileDescriptor, to offset: Int64) throws { try real.seek(fd, to: offset) }
     func writerCheck(_ name: String, in directory: FileDescriptor) throws -> WriterCheck { try real.writerCheck(name, in: directory) }
     func allocate(_ fd: FileDescriptor, length: Int64) throws { try real.allocate(fd, length: length) }
 }
