@@ -218,7 +218,7 @@ extension Engine {
     /// from tmp/). Otherwise the first pending items in memory, in line order, up to `headLimit`
     /// and only those nothing on disk comes before (what this image itself could claim next):
     /// the next image's pass finds the rest.
-    func recycleLine() -> RecycleLine {
+    func handOverLine() -> RecycleLine {
         let pending = items.lazy.filter { $0.value.state == .pending }.map { self.backlogEntry($0.key, $0.value) }
         if !backlog.passing, pending.count + backlog.waitingEntries.count <= RecycleLine.maximumEntries {
             var byID: [ItemID: BacklogEntry] = [:]

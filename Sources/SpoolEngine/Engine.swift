@@ -40,7 +40,7 @@ public final class Engine {
     /// The first items in line as the last image knew them (a recycle), taken by the start
     /// instead of a listing of pending/ (`readPendingAtStart`).
     var handedLine: RecycleLine?
-    /// What a run that ended for a recycle hands to the next image (`recycleLine`).
+    /// What a run that ended for a recycle hands to the next image (`handOverLine`).
     public private(set) var lineForNextImage: RecycleLine?
     /// When a pass that failed (a full disk for its runs) is tried again.
     var passRetryAt: Timestamp?
@@ -255,8 +255,8 @@ public final class Engine {
     }
 
     /// Continues a run an earlier image of this process began (a recycle): its counts go on from
-    /// `summary`, `drain --max-time` counts from `startedAt`, and the first items in line it
-    /// handed on (`line`, see `recycleLine`) go out before the first pass has read pending/.
+    /// `summary`, `drain --max-time` counts from `startedAt`, and the line it handed on (`line`,
+    /// see `handOverLine`) stands in for the start's listing of pending/.
     public func resume(from summary: RunSummary, startedAt: Timestamp, line: RecycleLine? = nil) {
         self.summary = summary
         self.summary.stop = nil
@@ -371,7 +371,7 @@ public final class Engine {
     /// (`Spool.inFlightRecoveryScan` looks in three folders at three attempts for each, which
     /// took a recycled image 1.7 s for the 8,000 items uploaded since the last compaction).
     public func finish() throws -> RunSummary {
-        if summary.stop == .recycle { lineForNextImage = recycleLine() }
+        if summary.stop == .recycle { lineForNextImage = handOverLine() }
         dropRuns()
         if commits.isEmpty {
             try spool.compactIndex()
