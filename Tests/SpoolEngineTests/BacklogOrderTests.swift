@@ -193,6 +193,24 @@ final class BacklogOrderTests: EngineTestCase {
         return (expected, configuration, sent, try XCTUnwrap(first.engine.lineForNextImage))
     }
 
+    /// An item made before all of a queue of `count`, put into pending/ by hand.
+    private func writeAnItemOlderThanAll(_ count: Int) throws -> ItemID {
+        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - Int64(count) - 600_000)
+        var early = maker.metadata("early.dat")
+        early.size = 1
+        try writeItem(early, attempt: 0)
+        return ItemID(early.id)!
+    }
+
+    /// The next image, handed `line`; its passes are held (run by the test, or never).
+    private func nextImage(_ configuration: EngineConfiguration, _ line: RecycleLine) throws -> (EmbeddedEngine, PassWork) {
+        let passes = PassWork()
+        let next = try EmbeddedEngine(
+            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
+            runPass: { work in passes.held.withLock { $0.append(work) } }, line: line)
+        return (next, passes)
+    }
+
     /// A recycle hands the next image the first items in line (`Engine.lineForNextImage`): the
     /// new image sends them without listing pending/ first, skips an entry that no longer names
     /// a json there, and its pass finds everything else (an item put there by hand in the
@@ -219,19 +237,13 @@ final class BacklogOrderTests: EngineTestCase {
         let t = timespec(tv_sec: Int(moved.notBefore.millisecondsSinceEpoch / 1000), tv_nsec: Int(moved.notBefore.millisecondsSinceEpoch % 1000) * 1_000_000)
         var times = [t, t]
         XCTAssertEqual(utimensat(AT_FDCWD, temp.path(.pending, ItemFileName(id: moved.id, attempt: moved.attempt + 1, kind: .json).description), &times, 0), 0)
-        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - Int64(count) - 600_000)
-        var early = maker.metadata("early.dat")
-        early.size = 1
-        try writeItem(early, attempt: 0)
+        let early = try writeAnItemOlderThanAll(count)
 
-        let held = Mutex<[@Sendable () -> Void]>([])
-        let next = try EmbeddedEngine(
-            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
-            runPass: { work in held.withLock { $0.append(work) } }, line: line)
+        let (next, passes) = try nextImage(configuration, line)
         let head = line.entries.filter { $0 != gone && $0 != moved }
         // A listing of pending/ would have found the early item first.
         XCTAssertEqual(next.transport.started.map(\.request.id), head.prefix(4).map(\.id), "the handed line goes out at once")
-        XCTAssertFalse(held.withLock(\.isEmpty), "the pass is still to read pending/")
+        XCTAssertFalse(passes.held.withLock(\.isEmpty), "the pass is still to read pending/")
         XCTAssertEqual(next.engine.pendingCount + next.engine.uploads.count, left.count, "the last image's count until the pass")
         next.transport.autoAnswer = .status(201)
         while next.transport.inFlight > 0 { try next.transport.answerNext(.status(201)) }
@@ -239,10 +251,10 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertEqual(next.transport.started.map(\.request.id), head.dropLast().map(\.id), "the line up to its last entry")
 
         for _ in 0..<10 {
-            for work in held.withLock({ list in defer { list.removeAll() }; return list }) { work() }
+            passes.runAll()
             try next.advanceTime(by: 1)
         }
-        let rest = [ItemID(early.id)!, moved.id] + left.dropFirst(49).filter { $0 != gone && $0 != moved }.map(\.id)
+        let rest = [early, moved.id] + left.dropFirst(49).filter { $0 != gone && $0 != moved }.map(\.id)
         XCTAssertEqual(next.transport.started.map(\.request.id), head.dropLast().map(\.id) + rest, "what the pass found, then the rest in line")
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
@@ -273,15 +285,9 @@ final class BacklogOrderTests: EngineTestCase {
                 XCTAssertEqual(unlink(temp.path(.pending, ItemFileName(id: entry.id, attempt: entry.attempt, kind: kind).description)), 0)
             }
         }
-        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - Int64(count) - 600_000)
-        var early = maker.metadata("early.dat")
-        early.size = 1
-        try writeItem(early, attempt: 0)
+        let early = try writeAnItemOlderThanAll(count)
 
-        let held = Mutex<[@Sendable () -> Void]>([])
-        let next = try EmbeddedEngine(
-            spool: temp.open(fs: fs), configuration: configuration, clock: clock,
-            runPass: { work in held.withLock { $0.append(work) } }, line: line)
+        let (next, passes) = try nextImage(configuration, line)
         XCTAssertEqual(next.engine.pendingCount + next.engine.uploads.count, left.count - 1, "counted from the line, the purged one in memory left out")
         next.transport.autoAnswer = .status(201)
         while next.transport.inFlight > 0 { try next.transport.answerNext(.status(201)) }
@@ -290,10 +296,10 @@ final class BacklogOrderTests: EngineTestCase {
             try next.advanceTime(by: 1)
             seconds += 1
         }
-        XCTAssertTrue(held.withLock(\.isEmpty), "no pass over pending/")
+        XCTAssertTrue(passes.held.withLock(\.isEmpty), "no pass over pending/")
         XCTAssertEqual(next.transport.started.map(\.request.id), left.filter { !gone.contains($0) }.map(\.id), "the rest of the line, in line")
         try next.advanceTime(by: 61)
-        XCTAssertEqual(next.transport.started.last?.request.id, ItemID(early.id), "found by the rescan once nothing waits on disk")
+        XCTAssertEqual(next.transport.started.last?.request.id, early, "found by the rescan once nothing waits on disk")
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
 
