@@ -303,6 +303,42 @@ final class BacklogOrderTests: EngineTestCase {
         XCTAssertEqual(temp.names(in: .pending).count, 0, "every item uploaded")
     }
 
+    /// A recycle winding down (its uploads in flight let finish) still adopts an item moved into
+    /// pending/, and hands it on first in its line: the next image lists nothing that would
+    /// find it otherwise.
+    func testARecycleWindingDown_stillAdoptsAnItemPutIntoPending_andHandsItOnInItsLine() throws {
+        var maker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - 100_000)
+        for n in 0..<300 {
+            var metadata = maker.metadata("b\(n).dat")
+            metadata.size = 1
+            try writeItem(metadata, attempt: 0)
+        }
+        var configuration = configuration(settle: 0, concurrency: 2, direct: false)
+        configuration.queueMemory = 20
+        configuration.recycle = RecycleTrigger(maximumRequests: 2, growthLimitKiB: 0, checkEveryRequests: 1)
+        fs.skipsSyncs = true
+        let embedded = try start(configuration)
+        XCTAssertEqual(embedded.transport.inFlight, 2)
+        try embedded.advanceTime(by: 1)
+        XCTAssertNil(embedded.summary, "winding down: its two uploads are still in flight")
+
+        var oldMaker = TestItems(startingAt: clock.now().millisecondsSinceEpoch - 500_000)
+        var old = oldMaker.metadata("old.dat")
+        old.size = 1
+        try writeItem(old, attempt: 0)
+        embedded.events.feed(InotifyWatcher.movedTo, name: "\(old.id).a0.json", in: "pending")
+        try embedded.advanceTime(by: 0)
+        while embedded.transport.inFlight > 0 { try embedded.transport.answerNext(.status(201)) }
+        try embedded.advanceTime(by: 1)
+
+        XCTAssertEqual(embedded.summary?.stop, .recycle)
+        XCTAssertEqual(embedded.transport.started.count, 2, "no new work while winding down")
+        let line = try XCTUnwrap(embedded.engine.lineForNextImage)
+        XCTAssertNotNil(line.runs, "the whole line")
+        XCTAssertEqual(line.entries.first?.id, ItemID(old.id), "adopted, and first in line")
+        for run in line.runs?.runs ?? [] { close(run.descriptor) }
+    }
+
     func testWhileABacklogWaits_newFilesGoAfterIt_andAnOlderItemAnOperatorPutBackGoesFirst() throws {
         let count = 300
         let now = clock.now()
