@@ -11,7 +11,7 @@ public enum CPUShare {
     public static var cores: Int {
         let online = sysconf(Int32(_SC_NPROCESSORS_ONLN))
         let allowed = Int(spoold_cpus_allowed())
-        let quotas = readSmall("/proc/self/cgroup").map { cgroupQuotas(procSelfCgroup: $0) } ?? []
+        let quotas = ProcessImage.readKernelFile("/proc/self/cgroup").map { cgroupQuotas(procSelfCgroup: $0) } ?? []
         return usable(online: online > 0 ? online : 1, allowed: allowed > 0 ? allowed : nil, quotas: quotas)
     }
 
@@ -48,21 +48,10 @@ public enum CPUShare {
         var quotas: [Double] = []
         var path = own
         while true {
-            if let text = readSmall("\(root)\(path == "/" ? "" : path)/cpu.max"), let quota = quota(cpuMax: text) { quotas.append(quota) }
+            if let text = ProcessImage.readKernelFile("\(root)\(path == "/" ? "" : path)/cpu.max"), let quota = quota(cpuMax: text) { quotas.append(quota) }
             guard path != "/", let slash = path.lastIndex(of: "/") else { break }
             path = slash == path.startIndex ? "/" : String(path[..<slash])
         }
         return quotas
-    }
-
-    /// A small text file's contents, or nil when it cannot be read.
-    private static func readSmall(_ path: String) -> String? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { _ = Glibc.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        return String(decoding: buffer[0..<n], as: UTF8.self)
     }
 }

@@ -10,15 +10,22 @@ public enum ProcessImage {
     /// The resident size of this process in KiB (VmRSS), from the second field of
     /// `/proc/self/statm` (pages); nil if it cannot be read.
     public static func residentKilobytes() -> Int? {
-        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard let text = readKernelFile("/proc/self/statm", limit: 128) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * (sysconf(Int32(_SC_PAGESIZE)) / 1024)
+    }
+
+    /// The text of a small file the kernel makes (`/proc`, `/sys`: one `read(2)` gives it whole),
+    /// at most `limit` bytes; nil when it cannot be read or is empty.
+    public static func readKernelFile(_ path: String, limit: Int = 4096) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 128)
+        var buffer = [UInt8](repeating: 0, count: limit)
         let count = read(fd, &buffer, buffer.count)
         guard count > 0 else { return nil }
-        let fields = buffer.prefix(count).split(separator: UInt8(ascii: " "))
-        guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return nil }
-        return pages * (sysconf(Int32(_SC_PAGESIZE)) / 1024)
+        return String(decoding: buffer.prefix(count), as: UTF8.self)
     }
 
     /// Hands the heap's free pages back to the kernel (`malloc_trim(0)`). glibc keeps freed

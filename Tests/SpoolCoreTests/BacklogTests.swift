@@ -100,6 +100,28 @@ final class BacklogTests: XCTestCase {
         XCTAssertTrue(backlog.wantsPass(head: entry(10), inMemory: 2))
     }
 
+    /// A recycled image that took its last image's whole line knows pending/ as that image did:
+    /// nothing unknown since the start (`unknownOnDisk`) holds claims back, the runs read on,
+    /// and what was known only by count still waits for a pass, which nothing behind its
+    /// earliest passes.
+    func testAWholeLineHandedOn_replacesWhatTheStartDidNotKnow_andKeepsWhatWaitedForAPass() {
+        var backlog = Backlog(capacity: 4)
+        backlog.unknownOnDisk()
+        XCTAssertFalse(backlog.mayClaim(entry(1)), "at start, before anything is known")
+        backlog.tookHandedLine(nextRun: entry(10), uncounted: 0, earliestUncounted: nil)
+        XCTAssertTrue(backlog.mayClaim(entry(5)))
+        XCTAssertEqual(backlog.nextToLoad, entry(10))
+        XCTAssertFalse(backlog.wantsPass(head: nil, inMemory: 0))
+
+        var counted = Backlog(capacity: 4)
+        counted.unknownOnDisk()
+        counted.tookHandedLine(nextRun: nil, uncounted: 3, earliestUncounted: entry(7))
+        XCTAssertEqual(counted.waitingCount, 3)
+        XCTAssertTrue(counted.mayClaim(entry(6)))
+        XCTAssertFalse(counted.mayClaim(entry(8)), "behind what only a pass can find")
+        XCTAssertTrue(counted.wantsPass(head: entry(8), inMemory: 1))
+    }
+
     func testMerge_ofSortedRuns_isOneSortedStream() throws {
         let a = [entry(1), entry(4), entry(9)]
         let b = [entry(2), entry(3), entry(10)]
